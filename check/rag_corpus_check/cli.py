@@ -1,0 +1,145 @@
+"""Command line: parse arguments, run the pipeline, hand the outcome to the
+reporters, return the exit code. No logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+from rag_corpus_check import __version__
+from rag_corpus_check import problems as P
+from rag_corpus_check.config import DEFAULT_CONFIG
+from rag_corpus_check.pipeline import (
+    ERROR,
+    EXIT_CODES,
+    FAIL,
+    Outcome,
+    github_context,
+    run_check,
+)
+
+EPILOG = """exit codes:
+  0  passed: every threshold is met
+  1  quality gate failed (0 with --advisory)
+  2  invalid input (format, schema, consistency); nothing was measured
+  3  the check itself failed (a bug or an environment fault)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rag-corpus-check",
+        description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
+        "and gate on the thresholds in the config.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
+    p.add_argument(
+        "--root", default=".",
+        help="repository root; every input must be inside it (default: current directory)",
+    )
+    p.add_argument(
+        "--output", metavar="PATH",
+        help="results JSON file (default: $RUNNER_TEMP/rag-corpus-check/results.json, or a new temporary directory)",
+    )
+    p.add_argument("--summary-file", metavar="PATH", help="Markdown summary file (default: next to the results)")
+    gh = p.add_mutually_exclusive_group()
+    gh.add_argument("--github", dest="github", action="store_true", default=None,
+                    help="emit annotations, step outputs and the step summary (default when GITHUB_ACTIONS=true)")
+    gh.add_argument("--no-github", dest="github", action="store_false")
+    p.add_argument("--advisory", action="store_true",
+                   help="report a failed quality gate but exit 0 (invalid input still exits 2)")
+    p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+    p.add_argument("--version", action="version", version=f"rag-corpus-check {__version__}")
+    return p
+
+
+def default_output_dir() -> str:
+    runner_temp = os.environ.get("RUNNER_TEMP")
+    if runner_temp and os.path.isabs(runner_temp):
+        d = os.path.join(runner_temp, "rag-corpus-check")
+        os.makedirs(d, exist_ok=True)
+        return d
+    return tempfile.mkdtemp(prefix="rag-corpus-check-")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
+    stage = "start"
+    try:
+        out_dir = None
+        results_path = args.output
+        summary_path = args.summary_file
+        if not results_path or not summary_path:
+            out_dir = default_output_dir()
+        results_path = os.path.abspath(results_path or os.path.join(out_dir, "results.json"))
+        summary_path = os.path.abspath(summary_path or os.path.join(out_dir, "summary.md"))
+        root = os.path.abspath(args.root)
+
+        stage = "context"
+        ctx = github_context(root)
+        stage = "check"
+        outcome = run_check(root, args.config, ctx)
+        outcome.advisory = args.advisory
+        return _report(outcome, results_path, summary_path, github, args)
+    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 3
+        return _internal_error(exc, stage, github)
+
+
+def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:
+    from rag_corpus_check.report import github as gh
+    from rag_corpus_check.report.console import render_console
+    from rag_corpus_check.report.results import write_atomic, write_results
+    from rag_corpus_check.report.summary import build_summary
+
+    exit_code = outcome.exit_code
+    if args.advisory and outcome.verdict == FAIL:
+        exit_code = 0
+    markdown = build_summary(outcome, results_path).render()
+    write_results(results_path, outcome)
+    write_atomic(summary_path, markdown)
+    if github:
+        for line in gh.annotations(outcome):
+            print(line)
+    text = render_console(outcome, results_path, summary_path)
+    if args.quiet:
+        text = text.splitlines()[0] + "\n"
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if github:
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary and not args.no_step_summary:
+            gh.append_step_summary(step_summary, markdown)
+        gh_output = os.environ.get("GITHUB_OUTPUT")
+        if gh_output:
+            gh.write_outputs(gh_output, gh.outputs(outcome, results_path, summary_path))
+    return exit_code
+
+
+def _internal_error(exc: BaseException, stage: str, github: bool) -> int:
+    # The exception text may quote input; print only its type and the stage.
+    msg = f"internal error ({type(exc).__name__}) during {stage}; this is a bug in rag-corpus-check or an environment fault, not a problem with your files"
+    if os.environ.get("RAG_CORPUS_CHECK_DEBUG") == "1":
+        import traceback
+
+        traceback.print_exc()
+    if github:
+        print(f"::error title=rag-corpus-check::{msg}")
+        gh_output = os.environ.get("GITHUB_OUTPUT")
+        if gh_output:
+            try:
+                from rag_corpus_check.report.github import write_outputs
+
+                write_outputs(gh_output, {"passed": "false", "verdict": ERROR, "exit-code": "3"})
+            except OSError:
+                pass
+    print(f"rag-corpus-check: ERROR (internal): {msg}", file=sys.stderr)
+    return EXIT_CODES[ERROR]
+
+
+__all__ = ["main", "build_parser", "P"]

@@ -1,0 +1,158 @@
+"""The configuration file: read it safely, validate it, normalise it.
+
+Thresholds are committed in the repository and reviewed like code. Measure
+names are parsed here, once; an unknown one is a config problem that lists the
+valid names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from rag_corpus_check import problems as P
+from rag_corpus_check.measures import Measure, parse_measure
+from rag_corpus_check.safe_io import (
+    CONFIG_MAX_BYTES,
+    InputError,
+    Limits,
+    line_of,
+    load_yaml,
+    read_bytes,
+    resolve_input,
+)
+from rag_corpus_check.schemas import describe_error, iter_errors, validator
+from rag_corpus_check.text import safe_text
+
+DEFAULT_CONFIG = ".rag-corpus-check.yml"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    measure: Measure
+    min: float
+    max_drop: float | None = None
+
+
+@dataclass
+class Config:
+    path_display: str
+    base_dir: str
+    corpus: str
+    gold: str
+    run: str | None
+    k: int
+    min_grade: int = 1
+    max_grade: int = 2
+    gain: str = "linear"
+    short_list: str = "pad"
+    snapshot: str | None = None
+    gold_format: str = "auto"
+    run_format: str = "auto"
+    thresholds: list[Threshold] = field(default_factory=list)
+    inactive_labels: str = "warning"
+    missing_queries: str = "warning"
+    extra_queries: str = "warning"
+    worst: int = 5
+    show_text: bool = False
+    limits: Limits = field(default_factory=Limits)
+    raw: dict = field(default_factory=dict)
+
+    def measures(self) -> list[Measure]:
+        """Every measure computed: all four at the config's k, plus any measure
+        a threshold names at another k."""
+        wanted = {Measure(name, self.k) for name in ("P", "R", "nDCG", "Judged")}
+        wanted |= {t.measure for t in self.thresholds}
+        order = {"P": 0, "R": 1, "nDCG": 2, "Judged": 3}
+        return sorted(wanted, key=lambda m: (m.k != self.k, m.k, order[m.name]))
+
+
+def load_config(root: str, config_path: str, problems: P.Problems) -> tuple[Config | None, str | None]:
+    """Returns (config, real_path) or (None, real_path) with problems added."""
+    hint = "config"
+    try:
+        rel = os.path.relpath(os.path.abspath(config_path), os.path.realpath(root))
+        real, display = resolve_input(root, os.path.realpath(root), rel, hint)
+        data = read_bytes(real, display, CONFIG_MAX_BYTES)
+        doc = load_yaml(data, display, Limits())
+    except InputError as exc:
+        problems.add(exc.kind, f"{exc.message}", file=exc.file or safe_text(config_path), line=exc.line)
+        return None, None
+    if not isinstance(doc, dict):
+        problems.add(P.SCHEMA, "the config must be a YAML mapping (key: value lines)", file=display, line=1)
+        return None, real
+    errs = iter_errors(validator("config"), doc)
+    for err in errs:
+        problems.add(P.SCHEMA, describe_error(err), file=display, line=line_of(doc, err.absolute_path))
+    if errs:
+        return None, real
+
+    rel_cfg = doc.get("relevance") or {}
+    met = doc.get("metrics") or {}
+    fmt = doc.get("formats") or {}
+    val = doc.get("validation") or {}
+    rep = doc.get("report") or {}
+    lim = doc.get("limits") or {}
+    cfg = Config(
+        path_display=display,
+        base_dir=os.path.dirname(real),
+        corpus=doc["corpus"],
+        gold=doc["gold"],
+        run=doc.get("run"),
+        k=doc["k"],
+        min_grade=rel_cfg.get("min_grade", 1),
+        max_grade=rel_cfg.get("max_grade", 2),
+        gain=met.get("gain", "linear"),
+        short_list=met.get("short_list", "pad"),
+        snapshot=doc.get("snapshot"),
+        gold_format=fmt.get("gold", "auto"),
+        run_format=fmt.get("run", "auto"),
+        inactive_labels=val.get("inactive_labels", "warning"),
+        missing_queries=val.get("missing_queries", "warning"),
+        extra_queries=val.get("extra_queries", "warning"),
+        worst=rep.get("worst", 5),
+        show_text=rep.get("show_text", False),
+        limits=Limits(
+            max_file_bytes=lim.get("max_file_bytes", Limits.max_file_bytes),
+            max_line_bytes=lim.get("max_line_bytes", Limits.max_line_bytes),
+            max_records=lim.get("max_records", Limits.max_records),
+        ),
+        raw=_plain(doc),
+    )
+    ok = True
+    if cfg.min_grade > cfg.max_grade:
+        problems.add(
+            P.CONFIG,
+            f"relevance.min_grade ({cfg.min_grade}) is above relevance.max_grade ({cfg.max_grade})",
+            file=display, line=line_of(doc, ["relevance", "min_grade"]),
+        )
+        ok = False
+    if cfg.run is None:
+        problems.add(
+            P.CONFIG,
+            "no `run:` given; this version needs a committed run file (JSONL or TREC) — "
+            "add `run: path/to/run.jsonl` to the config",
+            file=display, line=1,
+        )
+        ok = False
+    for name, spec in (doc.get("thresholds") or {}).items():
+        line = line_of(doc, ["thresholds", name])
+        try:
+            measure = parse_measure(name)
+        except ValueError as exc:
+            problems.add(P.CONFIG, f"threshold `{safe_text(name, 40)}`: {exc}", file=display, line=line)
+            ok = False
+            continue
+        if isinstance(spec, dict):
+            cfg.thresholds.append(Threshold(measure, float(spec["min"]), spec.get("max_drop")))
+        else:
+            cfg.thresholds.append(Threshold(measure, float(spec)))
+    return (cfg if ok else None), real
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

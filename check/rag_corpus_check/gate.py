@@ -1,0 +1,45 @@
+"""Thresholds and the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rag_corpus_check.config import Threshold
+
+
+# Means are sums of fractions; 0.7 can come out as 0.69999999999999996. A mean
+# within this distance below the limit is treated as equal to it.
+TOLERANCE = 1e-12
+
+
+@dataclass
+class ThresholdResult:
+    measure: str
+    limit: float
+    value: float | None
+    passed: bool | None
+    max_drop: float | None = None
+    note: str | None = None
+
+
+def apply_thresholds(thresholds: list[Threshold], means: dict[str, float | None]) -> list[ThresholdResult]:
+    out = []
+    for t in thresholds:
+        key = str(t.measure)
+        value = means.get(key)
+        note = None
+        if value is None:
+            # No question had a relevant document: nothing was measured, and a
+            # gate over nothing must not pass.
+            passed = False
+            note = "no question with a relevant document; nothing to measure"
+        else:
+            passed = value >= t.min - TOLERANCE
+        if t.max_drop is not None:
+            note = (note + "; " if note else "") + "max_drop needs a base comparison (not run)"
+        out.append(ThresholdResult(key, t.min, value, passed, t.max_drop, note))
+    return out
+
+
+def gate_passed(results: list[ThresholdResult]) -> bool:
+    return all(r.passed for r in results)

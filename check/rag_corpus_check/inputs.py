@@ -1,0 +1,372 @@
+"""Corpus, gold and run readers (native formats and TREC) into plain records.
+
+Each reader streams its file, validates every record against its schema,
+records problems with file and line, and keeps only what the later stages need
+(ids, grades, rankings, line numbers) — never document text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+from rag_corpus_check import problems as P
+from rag_corpus_check.safe_io import (
+    InputError,
+    Limits,
+    iter_jsonl,
+    iter_text_lines,
+    line_of,
+    load_json_document,
+    load_yaml,
+    read_bytes,
+)
+from rag_corpus_check.schemas import describe_error, iter_errors, validator
+from rag_corpus_check.text import safe_text
+
+
+@dataclass
+class Doc:
+    line: int
+    type: str | None
+    status: str
+    snapshot: str | None
+
+
+@dataclass
+class Corpus:
+    file: str
+    docs: dict[str, Doc] = field(default_factory=dict)
+    fingerprint: str | None = None
+    snapshots: dict[str, int] = field(default_factory=dict)  # declared label -> count
+
+
+@dataclass
+class GoldQuery:
+    query_id: str
+    line: int | None
+    relevant: dict[str, int]
+    label_lines: dict[str, int | None]
+    text: str | None = None
+    snapshot: str | None = None
+
+
+@dataclass
+class Gold:
+    file: str
+    queries: dict[str, GoldQuery] = field(default_factory=dict)
+    snapshot: str | None = None
+    snapshot_line: int | None = None
+
+
+@dataclass
+class RunQuery:
+    query_id: str
+    line: int | None
+    ranking: list[str]
+    snapshot: str | None = None
+
+
+@dataclass
+class Run:
+    file: str
+    format: str
+    queries: dict[str, RunQuery] = field(default_factory=dict)
+
+
+def _schema_problems(problems, v, record, file, line, doc_for_lines=None) -> bool:
+    errs = iter_errors(v, record)
+    for err in errs:
+        ln = line_of(doc_for_lines, err.absolute_path) if doc_for_lines is not None else line
+        problems.add(P.SCHEMA, describe_error(err), file=file, line=ln or line, id=_rid(record))
+    return not errs
+
+
+_BAD_ID = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _trec_id_problem(problems, value, what, file, line) -> bool:
+    if len(value) > 512 or _BAD_ID.search(value):
+        problems.add(
+            P.SCHEMA, f"{what} is longer than 512 characters or contains control characters",
+            file=file, line=line, id=value,
+        )
+        return True
+    return False
+
+
+def _rid(record):
+    if isinstance(record, dict):
+        for key in ("id", "query_id"):
+            v = record.get(key)
+            if isinstance(v, str):
+                return v
+    return None
+
+
+# ---------------------------------------------------------------- corpus
+
+
+def read_corpus(real: str, file: str, limits: Limits, problems: P.Problems) -> Corpus:
+    corpus = Corpus(file=file)
+    v = validator("corpus")
+    digests = []
+    for line, rec in iter_jsonl(real, file, limits):
+        if not isinstance(rec, dict):
+            problems.add(P.SCHEMA, "each line must be a JSON object (one document)", file=file, line=line)
+            continue
+        if not _schema_problems(problems, v, rec, file, line):
+            continue
+        doc_id = rec["id"]
+        if doc_id in corpus.docs:
+            problems.add(
+                P.CONSISTENCY,
+                f"duplicate document id (first on line {corpus.docs[doc_id].line}); "
+                "ids must be unique — rename or remove one of them",
+                file=file, line=line, id=doc_id,
+            )
+            continue
+        snap = rec.get("snapshot")
+        corpus.docs[doc_id] = Doc(line, rec.get("type"), rec.get("status", "active"), snap)
+        if snap is not None:
+            corpus.snapshots[snap] = corpus.snapshots.get(snap, 0) + 1
+        canon = json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        digests.append(hashlib.sha256(canon.encode("utf-8", "surrogatepass")).digest())
+    digests.sort()
+    h = hashlib.sha256()
+    for d in digests:
+        h.update(d)
+    corpus.fingerprint = "sha256:" + h.hexdigest()[:16]
+    return corpus
+
+
+# ---------------------------------------------------------------- gold
+
+
+def gold_format(path: str, declared: str) -> str | None:
+    if declared != "auto":
+        return declared
+    ext = os.path.splitext(path)[1].lower()
+    return {".yml": "yaml", ".yaml": "yaml", ".json": "json", ".jsonl": "jsonl", ".qrels": "qrels"}.get(ext)
+
+
+def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems) -> Gold:
+    gold = Gold(file=file)
+    if fmt == "qrels":
+        _read_qrels(real, file, limits, problems, gold)
+        return gold
+    if fmt == "jsonl":
+        v = validator("gold", "#/$defs/query")
+        for line, rec in iter_jsonl(real, file, limits):
+            if not isinstance(rec, dict):
+                problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
+                continue
+            if _schema_problems(problems, v, rec, file, line):
+                _add_query(gold, rec, line, {k: line for k in rec["relevant"]}, file, problems)
+        return gold
+    if fmt == "yaml":
+        doc = load_yaml(read_bytes(real, file, limits.max_file_bytes), file, limits)
+        query_lines = None
+    else:  # json
+        doc, text = load_json_document(real, file, limits)
+        query_lines = _json_query_lines(text)
+    if not isinstance(doc, dict):
+        problems.add(P.SCHEMA, "gold must be a mapping with a `queries:` list", file=file, line=1)
+        return gold
+    errs = iter_errors(validator("gold"), doc)
+    bad_queries = set()
+    for err in errs:
+        path = list(err.absolute_path)
+        line = line_of(doc, path)
+        if line is None and query_lines and len(path) >= 2 and path[0] == "queries":
+            line = _safe_index(query_lines, path[1])
+        qid = None
+        if len(path) >= 2 and path[0] == "queries" and isinstance(path[1], int):
+            bad_queries.add(path[1])
+            q = doc["queries"][path[1]]
+            qid = _rid(q)
+        problems.add(P.SCHEMA, describe_error(err), file=file, line=line, id=qid)
+        if not path or path[0] != "queries" or len(path) < 2:
+            return gold
+    gold.snapshot = doc.get("snapshot")
+    gold.snapshot_line = line_of(doc, ["snapshot"]) if "snapshot" in doc else None
+    for i, q in enumerate(doc.get("queries", [])):
+        if i in bad_queries:
+            continue
+        qline = line_of(doc, ["queries", i]) or _safe_index(query_lines, i)
+        rel = q["relevant"]
+        label_lines = {d: (line_of(doc, ["queries", i, "relevant", d]) or qline) for d in rel}
+        _add_query(gold, q, qline, label_lines, file, problems)
+    return gold
+
+
+def _safe_index(seq, i):
+    if seq and isinstance(i, int) and 0 <= i < len(seq):
+        return seq[i]
+    return None
+
+
+def _json_query_lines(text: str) -> list[int] | None:
+    # JSON has no line information after parsing; the n-th `"query_id"` key in
+    # the text belongs to the n-th question in the usual layout.
+    lines = []
+    for m in re.finditer(r'"query_id"\s*:', text):
+        lines.append(text.count("\n", 0, m.start()) + 1)
+    return lines or None
+
+
+def _add_query(gold, rec, line, label_lines, file, problems):
+    qid = rec["query_id"]
+    if qid in gold.queries:
+        first = gold.queries[qid].line
+        problems.add(
+            P.CONSISTENCY,
+            f"duplicate question id (first on line {first}); give each question its own id",
+            file=file, line=line, id=qid,
+        )
+        return
+    gold.queries[qid] = GoldQuery(
+        qid, line, dict(rec["relevant"]), label_lines, rec.get("query"), rec.get("snapshot")
+    )
+
+
+def _read_qrels(real, file, limits, problems, gold):
+    for line, text in iter_text_lines(real, file, limits):
+        parts = text.split()
+        if len(parts) != 4:
+            problems.add(
+                P.PARSE,
+                f"a qrels line needs 4 fields `qid iter docid grade`, found {len(parts)}",
+                file=file, line=line,
+            )
+            continue
+        qid, _iter, doc_id, grade_s = parts
+        if _trec_id_problem(problems, qid, "question id", file, line) or _trec_id_problem(
+            problems, doc_id, "document id", file, line
+        ):
+            continue
+        if not re.fullmatch(r"-?[0-9]{1,6}", grade_s):
+            problems.add(P.PARSE, "the grade must be an integer", file=file, line=line, id=doc_id)
+            continue
+        grade = int(grade_s)
+        if grade < 0:
+            problems.add(
+                P.SCHEMA, "negative grades are invalid; use 0 for judged not relevant",
+                file=file, line=line, id=doc_id,
+            )
+            continue
+        q = gold.queries.get(qid)
+        if q is None:
+            q = gold.queries[qid] = GoldQuery(qid, line, {}, {})
+        if doc_id in q.relevant:
+            problems.add(
+                P.CONSISTENCY,
+                f"document judged twice for question `{safe_text(qid, 60)}` "
+                f"(first on line {q.label_lines[doc_id]})",
+                file=file, line=line, id=doc_id,
+            )
+            continue
+        q.relevant[doc_id] = grade
+        q.label_lines[doc_id] = line
+
+
+# ---------------------------------------------------------------- run
+
+
+def run_format(path: str, declared: str) -> str | None:
+    if declared != "auto":
+        return declared
+    ext = os.path.splitext(path)[1].lower()
+    return {".jsonl": "jsonl", ".run": "trec", ".trec": "trec"}.get(ext)
+
+
+def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems) -> Run:
+    run = Run(file=file, format=fmt)
+    if fmt == "trec":
+        _read_trec_run(real, file, limits, problems, run)
+        return run
+    v = validator("run")
+    for line, rec in iter_jsonl(real, file, limits):
+        if not isinstance(rec, dict):
+            problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
+            continue
+        if not _schema_problems(problems, v, rec, file, line):
+            continue
+        qid = rec["query_id"]
+        if qid in run.queries:
+            problems.add(
+                P.CONSISTENCY,
+                f"duplicate question id in the run (first on line {run.queries[qid].line})",
+                file=file, line=line, id=qid,
+            )
+            continue
+        ranking = rec["ranking"]
+        seen: dict[str, int] = {}
+        dup = False
+        for pos, d in enumerate(ranking, 1):
+            if d in seen:
+                problems.add(
+                    P.CONSISTENCY,
+                    f"document appears twice in the ranking of question `{safe_text(qid, 60)}` "
+                    f"(positions {seen[d]} and {pos}); a duplicate must not count as two pieces "
+                    "of evidence — deduplicate the ranking",
+                    file=file, line=line, id=d,
+                )
+                dup = True
+                break
+            seen[d] = pos
+        if not dup:
+            run.queries[qid] = RunQuery(qid, line, list(ranking), rec.get("snapshot"))
+    return run
+
+
+def _read_trec_run(real, file, limits, problems, run):
+    rows: dict[str, list] = {}
+    first_line: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
+    bad: set[str] = set()
+    for line, text in iter_text_lines(real, file, limits):
+        parts = text.split()
+        if len(parts) != 6:
+            problems.add(
+                P.PARSE,
+                f"a TREC run line needs 6 fields `qid Q0 docid rank score tag`, found {len(parts)}",
+                file=file, line=line,
+            )
+            continue
+        qid, _q0, doc_id, _rank, score_s, _tag = parts
+        if _trec_id_problem(problems, qid, "question id", file, line) or _trec_id_problem(
+            problems, doc_id, "document id", file, line
+        ):
+            bad.add(qid)
+            continue
+        try:
+            score = float(score_s)
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            problems.add(P.PARSE, "the score must be a finite number", file=file, line=line, id=doc_id)
+            continue
+        if (qid, doc_id) in seen:
+            problems.add(
+                P.CONSISTENCY,
+                f"document appears twice in the ranking of question `{safe_text(qid, 60)}` "
+                f"(lines {seen[(qid, doc_id)]} and {line}) — deduplicate the run",
+                file=file, line=line, id=doc_id,
+            )
+            bad.add(qid)
+            continue
+        seen[(qid, doc_id)] = line
+        rows.setdefault(qid, []).append((score, doc_id))
+        first_line.setdefault(qid, line)
+    for qid, items in rows.items():
+        if qid in bad:
+            continue
+        # trec_eval's order: score descending, ties by docno descending
+        # (byte order); the rank column is ignored.
+        items.sort(key=lambda t: (t[0], t[1].encode("utf-8", "surrogatepass")), reverse=True)
+        run.queries[qid] = RunQuery(qid, first_line[qid], [d for _, d in items])

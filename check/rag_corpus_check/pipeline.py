@@ -1,0 +1,236 @@
+"""load → validate → evaluate → gate, and the one place the verdict and the
+exit code are decided."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from dataclasses import dataclass, field
+
+from rag_corpus_check import __version__
+from rag_corpus_check import problems as P
+from rag_corpus_check.config import Config, load_config
+from rag_corpus_check.evaluate import Evaluation, evaluate
+from rag_corpus_check.gate import ThresholdResult, apply_thresholds, gate_passed
+from rag_corpus_check.inputs import (
+    Corpus,
+    Gold,
+    Run,
+    gold_format,
+    read_corpus,
+    read_gold,
+    read_run,
+    run_format,
+)
+from rag_corpus_check.safe_io import InputError, resolve_input, sha256_file
+from rag_corpus_check.validate import cross_check
+
+PASS, FAIL, INVALID, ERROR = "pass", "fail", "invalid", "error"
+EXIT_CODES = {PASS: 0, FAIL: 1, INVALID: 2, ERROR: 3}
+
+
+@dataclass
+class Context:
+    """Where the check runs: the commit checked and, on GitHub, the event."""
+
+    commit: str | None = None
+    event_name: str | None = None
+    event_head_sha: str | None = None
+    github_sha: str | None = None
+    server_url: str | None = None
+    repository: str | None = None
+    run_url: str | None = None
+
+
+@dataclass
+class Outcome:
+    verdict: str
+    exit_code: int
+    problems: P.Problems
+    config: Config | None = None
+    evaluation: Evaluation | None = None
+    thresholds: list[ThresholdResult] = field(default_factory=list)
+    inputs: dict[str, str] = field(default_factory=dict)  # display path -> sha256
+    corpus: Corpus | None = None
+    gold: Gold | None = None
+    run: Run | None = None
+    context: Context = field(default_factory=Context)
+    advisory: bool = False
+    stage: str | None = None  # where an internal error happened
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+
+def decide(problems: P.Problems, thresholds: list[ThresholdResult] | None) -> str:
+    if problems.has_errors():
+        return INVALID
+    if thresholds is None:
+        return INVALID
+    return PASS if gate_passed(thresholds) else FAIL
+
+
+def run_check(root: str, config_path: str, context: Context | None = None) -> Outcome:
+    problems = P.Problems()
+    ctx = context or Context()
+    out = Outcome(INVALID, 2, problems, context=ctx)
+    out.stage = "config"
+    cfg, cfg_real = load_config(root, config_path, problems)
+    if cfg_real:
+        out.inputs[_display(root, cfg_real)] = sha256_file(cfg_real, "config", 1024 * 1024)
+    out.config = cfg
+    if cfg is None:
+        return _finish(out, None)
+
+    out.stage = "load"
+    paths = {}
+    for key, rel in (("corpus", cfg.corpus), ("gold", cfg.gold), ("run", cfg.run)):
+        try:
+            real, display = resolve_input(root, cfg.base_dir, rel, f"{cfg.path_display}: `{key}`")
+            paths[key] = (real, display)
+        except InputError as exc:
+            problems.add(exc.kind, exc.message, file=exc.file or cfg.path_display, line=exc.line)
+    if len(paths) < 3:
+        return _finish(out, None)
+
+    gfmt = gold_format(paths["gold"][1], cfg.gold_format)
+    rfmt = run_format(paths["run"][1], cfg.run_format)
+    if gfmt is None:
+        problems.add(
+            P.CONFIG,
+            "cannot tell the gold format from the file extension; use .yaml/.json/.jsonl/.qrels "
+            "or set `formats: {gold: ...}` in the config",
+            file=cfg.path_display, id=paths["gold"][1],
+        )
+    if rfmt is None:
+        problems.add(
+            P.CONFIG,
+            "cannot tell the run format from the file extension; use .jsonl/.run/.trec "
+            "or set `formats: {run: ...}` in the config",
+            file=cfg.path_display, id=paths["run"][1],
+        )
+    if gfmt is None or rfmt is None:
+        return _finish(out, None)
+
+    limits = cfg.limits
+    try:
+        out.corpus = read_corpus(*paths["corpus"], limits, problems)
+    except InputError as exc:
+        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    try:
+        out.gold = read_gold(*paths["gold"], gfmt, limits, problems)
+    except InputError as exc:
+        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    try:
+        out.run = read_run(*paths["run"], rfmt, limits, problems)
+    except InputError as exc:
+        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    for real, display in paths.values():
+        try:
+            out.inputs[display] = sha256_file(real, display, limits.max_file_bytes)
+        except InputError:
+            pass  # already reported by the reader
+    if out.corpus is None or out.gold is None or out.run is None:
+        return _finish(out, None)
+
+    out.stage = "validate"
+    cross_check(cfg, out.corpus, out.gold, out.run, problems)
+    if problems.has_errors():
+        # Never a verdict on partial data.
+        return _finish(out, None)
+
+    out.stage = "evaluate"
+    out.evaluation = evaluate(
+        {qid: q.relevant for qid, q in out.gold.queries.items()},
+        {qid: q.ranking for qid, q in out.run.queries.items()},
+        cfg.measures(),
+        min_grade=cfg.min_grade,
+        gain=cfg.gain,
+        short_list=cfg.short_list,
+    )
+    if out.evaluation.counted == 0:
+        problems.add(
+            P.CONSISTENCY,
+            "no gold question has a relevant document (grade ≥ "
+            f"{cfg.min_grade}); there is nothing to measure — label at least one relevant document",
+            file=out.gold.file,
+        )
+        return _finish(out, None)
+    out.stage = "gate"
+    out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
+    if not cfg.thresholds:
+        problems.add(
+            P.CONFIG,
+            "no thresholds are set, so the gate cannot fail; add e.g. `thresholds: {nDCG@"
+            f"{cfg.k}: 0.7}}`",
+            file=cfg.path_display, severity=P.WARNING,
+        )
+    return _finish(out, out.thresholds)
+
+
+def _finish(out: Outcome, thresholds) -> Outcome:
+    out.verdict = decide(out.problems, thresholds)
+    out.exit_code = EXIT_CODES[out.verdict]
+    out.stage = None
+    return out
+
+
+def _display(root: str, real: str) -> str:
+    return os.path.relpath(real, os.path.realpath(root))
+
+
+# ---------------------------------------------------------------- context
+
+
+def git_head(root: str) -> str | None:
+    """The commit of the checked tree, or None outside git. Runs
+    ``git rev-parse`` with no pager, no hooks involved, and a short timeout."""
+    try:
+        res = subprocess.run(
+            ["git", "-C", root, "rev-parse", "--verify", "-q", "HEAD^{commit}"],
+            capture_output=True, timeout=10, check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = res.stdout.decode("ascii", "replace").strip()
+    return sha if res.returncode == 0 and _is_sha(sha) else None
+
+
+def _is_sha(s) -> bool:
+    return isinstance(s, str) and len(s) in (40, 64) and all(c in "0123456789abcdef" for c in s)
+
+
+def github_context(root: str, env=os.environ) -> Context:
+    ctx = Context(commit=git_head(root))
+    if env.get("GITHUB_ACTIONS") != "true":
+        return ctx
+    ctx.event_name = env.get("GITHUB_EVENT_NAME")
+    sha = env.get("GITHUB_SHA", "")
+    ctx.github_sha = sha if _is_sha(sha) else None
+    server = env.get("GITHUB_SERVER_URL", "https://github.com")
+    repo = env.get("GITHUB_REPOSITORY", "")
+    if server.startswith("https://") and repo.count("/") == 1 and all(
+        c.isalnum() or c in "-_./" for c in repo
+    ):
+        ctx.server_url, ctx.repository = server.rstrip("/"), repo
+        run_id = env.get("GITHUB_RUN_ID", "")
+        if run_id.isdigit():
+            ctx.run_url = f"{ctx.server_url}/{repo}/actions/runs/{run_id}"
+    path = env.get("GITHUB_EVENT_PATH")
+    if path and ctx.event_name in ("pull_request", "pull_request_target"):
+        try:
+            with open(path, "rb") as f:
+                event = json.loads(f.read(16 * 1024 * 1024))
+            head = ((event.get("pull_request") or {}).get("head") or {}).get("sha")
+            ctx.event_head_sha = head if _is_sha(head) else None
+        except (OSError, ValueError, AttributeError):
+            pass
+    return ctx
+
+
+def environment() -> dict:
+    return {"tool_version": __version__, "python": platform.python_version()}

@@ -1,0 +1,3 @@
+"""Writers of what the check produces: results JSON, Markdown summary,
+terminal text and GitHub workflow commands. They read an Outcome; they know
+nothing of how the inputs were read."""

@@ -1,0 +1,83 @@
+"""GitHub workflow commands: annotations, step outputs, the step summary.
+
+Escaping follows actions/toolkit (``core/src/command.ts``): data ``%``→``%25``,
+``\\r``→``%0D``, ``\\n``→``%0A``; property values also ``:``→``%3A`` and
+``,``→``%2C``. Untrusted text is first made single-line and stripped of the
+``::``/``##[`` prefixes by :func:`safe_text`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from rag_corpus_check.pipeline import Outcome
+from rag_corpus_check.text import safe_text
+
+MAX_PER_TYPE = 10  # GitHub shows at most 10 annotations of a type per step
+
+
+def escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: str) -> str:
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **props: object) -> str:
+    prop = ",".join(
+        f"{k}={escape_property(safe_text(str(v), 300))}" for k, v in props.items() if v is not None
+    )
+    return f"::{name}{' ' + prop if prop else ''}::{escape_data(safe_text(message, 3000))}"
+
+
+def annotations(out: Outcome) -> list[str]:
+    lines = []
+    for severity in ("error", "warning"):
+        probs = [p for p in out.problems.items if p.severity == severity]
+        total = out.problems.error_count() if severity == "error" else out.problems.warning_count()
+        for p in probs[:MAX_PER_TYPE]:
+            msg = (f"[{p.id}] " if p.id else "") + p.message
+            lines.append(command(severity, msg, file=p.file, line=p.line, title=f"rag-corpus-check: {p.kind}"))
+        if total > MAX_PER_TYPE:
+            lines.append(
+                command("notice", f"{total - MAX_PER_TYPE} more {severity}s are listed in the job summary and the results file")
+            )
+    return lines
+
+
+def _fmt(v) -> str:
+    return "" if v is None else repr(round(v, 10))
+
+
+def outputs(out: Outcome, results_path: str, summary_path: str) -> dict[str, str]:
+    cfg, ev = out.config, out.evaluation
+    means = ev.means if ev else {}
+    k = cfg.k if cfg else None
+    return {
+        "passed": "true" if out.passed else "false",
+        "verdict": out.verdict,
+        "exit-code": str(out.exit_code),
+        "results-path": results_path,
+        "summary-path": summary_path,
+        "k": "" if k is None else str(k),
+        "precision": _fmt(means.get(f"P@{k}")),
+        "recall": _fmt(means.get(f"R@{k}")),
+        "ndcg": _fmt(means.get(f"nDCG@{k}")),
+        "judged": _fmt(means.get(f"Judged@{k}")),
+    }
+
+
+def write_outputs(path: str, values: dict[str, str]) -> None:
+    """Append ``name<<DELIM`` blocks with a random delimiter, the form that
+    cannot be broken by a value (values here are ours, paths included)."""
+    with open(path, "a", encoding="utf-8") as f:
+        for name, value in values.items():
+            delim = "ghadelim_" + secrets.token_hex(16)
+            f.write(f"{name}<<{delim}{os.linesep}{value}{os.linesep}{delim}{os.linesep}")
+
+
+def append_step_summary(path: str, markdown: str) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(markdown)

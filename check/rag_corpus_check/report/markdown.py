@@ -1,0 +1,75 @@
+"""A small Markdown builder and the job summary built with it.
+
+Every piece of data that reaches a table cell or a line goes through
+:func:`cell`, which leaves no way for it to add a row, a column, a link, an
+image or HTML.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_corpus_check.text import safe_text
+
+MAX_SUMMARY_BYTES = 900 * 1024  # GitHub drops a step summary above 1 MiB entirely
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def cell(value: object, limit: int = 120) -> str:
+    """Escape untrusted text for a GFM table cell or inline text."""
+    s = safe_text(value, limit)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    # Break autolinks (www., scheme://, e-mail) without changing what is read.
+    s = s.replace(":", "&#58;").replace("@", "&#64;")
+    return s
+
+
+def fmt(v: float | None, digits: int = 4) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+class Summary:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def heading(self, text: str, level: int = 2) -> Summary:
+        self.parts.append("#" * level + " " + text)
+        return self
+
+    def para(self, text: str) -> Summary:
+        self.parts.append(text)
+        return self
+
+    def bullets(self, items: list[str]) -> Summary:
+        self.parts.append("\n".join(f"- {i}" for i in items))
+        return self
+
+    def table(self, header: list[str], rows: list[list[str]]) -> Summary:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        self.parts.append("\n".join(lines))
+        return self
+
+    def details(self, summary: str, body: Summary) -> Summary:
+        self.parts.append(f"<details><summary>{summary}</summary>\n\n{body.render()}\n\n</details>")
+        return self
+
+    def code(self, text: str) -> Summary:
+        fence = "````"
+        self.parts.append(f"{fence}\n{text}\n{fence}")
+        return self
+
+    def render(self, max_bytes: int = MAX_SUMMARY_BYTES) -> str:
+        out = "\n\n".join(self.parts) + "\n"
+        data = out.encode("utf-8")
+        if len(data) <= max_bytes:
+            return out
+        cut = data[: max_bytes - 300].decode("utf-8", "ignore")
+        cut = cut[: cut.rfind("\n")]
+        return (
+            cut
+            + "\n\n> [!WARNING]\n> The summary was cut to stay under GitHub's 1 MiB limit; "
+            "the results file has every value.\n"
+        )

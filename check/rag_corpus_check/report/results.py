@@ -1,0 +1,87 @@
+"""The results file (schema: schemas/results.schema.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+from rag_corpus_check.pipeline import Outcome, environment
+from rag_corpus_check.report.conventions import conventions_json
+
+
+def results_dict(out: Outcome) -> dict:
+    cfg = out.config
+    ev = out.evaluation
+    env = environment()
+    return {
+        "schema_version": 1,
+        "verdict": out.verdict,
+        "exit_code": out.exit_code,
+        "advisory": out.advisory,
+        "conventions": conventions_json(cfg) if cfg else None,
+        "metrics": dict(ev.means) if ev else {},
+        "counts": {
+            "questions": len(ev.queries) if ev else None,
+            "in_means": ev.counted if ev else None,
+            "no_relevant": len(ev.excluded) if ev else None,
+            "documents": len(out.corpus.docs) if out.corpus else None,
+            "errors": out.problems.error_count(),
+            "warnings": out.problems.warning_count(),
+        },
+        "thresholds": [
+            {
+                "measure": t.measure,
+                "limit": t.limit,
+                "value": t.value,
+                "passed": t.passed,
+                "max_drop": t.max_drop,
+                "note": t.note,
+            }
+            for t in out.thresholds
+        ],
+        "queries": [
+            {
+                "query_id": q.query_id,
+                "status": q.status,
+                "in_run": q.in_run,
+                "relevant": q.relevant,
+                "values": q.values,
+            }
+            for q in (ev.queries if ev else [])
+        ],
+        "problems": [p.to_json() for p in out.problems.items],
+        "problems_dropped": dict(out.problems.dropped),
+        "provenance": {
+            "tool": "rag-corpus-check",
+            "tool_version": env["tool_version"],
+            "python": env["python"],
+            "commit": out.context.commit or out.context.github_sha,
+            "event_head_sha": out.context.event_head_sha,
+            "inputs": dict(out.inputs),
+            "corpus_fingerprint": out.corpus.fingerprint if out.corpus else None,
+            "config": cfg.raw if cfg else None,
+        },
+    }
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and rename, so a reader
+    never sees a half-written file presented as complete."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".rag-corpus-check-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_results(path: str, out: Outcome) -> None:
+    write_atomic(path, json.dumps(results_dict(out), indent=2, ensure_ascii=False, allow_nan=False) + "\n")

@@ -1,0 +1,117 @@
+"""Cross-file checks: ids that must exist, questions on both sides, grade
+scales, snapshots and labels on documents that should not be served."""
+
+from __future__ import annotations
+
+from rag_corpus_check import problems as P
+from rag_corpus_check.config import Config
+from rag_corpus_check.inputs import Corpus, Gold, Run
+from rag_corpus_check.text import safe_text
+
+
+def corpus_snapshot(cfg: Config, corpus: Corpus, problems: P.Problems) -> str | None:
+    """The corpus's declared snapshot label: the config's ``snapshot``, else the
+    one label every document declares. Documents that disagree are an error."""
+    labels = corpus.snapshots
+    if len(labels) > 1:
+        shown = ", ".join(f"`{safe_text(k, 40)}` ({n} documents)" for k, n in sorted(labels.items())[:5])
+        problems.add(
+            P.CONSISTENCY,
+            f"corpus documents declare different snapshots: {shown}; "
+            "a corpus must be one snapshot — regenerate the export",
+            file=corpus.file,
+        )
+    if cfg.snapshot is not None:
+        other = [k for k in labels if k != cfg.snapshot]
+        if other:
+            problems.add(
+                P.CONSISTENCY,
+                f"the config declares snapshot `{safe_text(cfg.snapshot, 40)}` but corpus "
+                f"documents declare `{safe_text(other[0], 40)}`; update one of them",
+                file=corpus.file,
+            )
+        return cfg.snapshot
+    if len(labels) == 1:
+        return next(iter(labels))
+    return None
+
+
+def _snapshot_ok(declared: str, label: str | None, fingerprint: str | None) -> bool:
+    return declared == label or declared == fingerprint
+
+
+def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid=None):
+    if declared is None or _snapshot_ok(declared, label, fingerprint):
+        return
+    corpus_desc = f"`{safe_text(label, 40)}`" if label else "(no label)"
+    problems.add(
+        P.CONSISTENCY,
+        f"{what} declares snapshot `{safe_text(declared, 40)}` but the corpus is snapshot "
+        f"{corpus_desc}, fingerprint `{fingerprint}`; {what} must be made against the same "
+        "index snapshot — regenerate it from this corpus or update the label",
+        file=file, line=line, id=qid,
+    )
+
+
+def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.Problems) -> None:
+    label = corpus_snapshot(cfg, corpus, problems)
+    fp = corpus.fingerprint
+    check_snapshot(gold.snapshot, label, fp, gold.file, gold.snapshot_line, "the gold set", problems)
+    docs = corpus.docs
+    inactive_sev = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
+    for q in gold.queries.values():
+        check_snapshot(q.snapshot, label, fp, gold.file, q.line, "the gold set", problems, q.query_id)
+        for doc_id, grade in q.relevant.items():
+            line = q.label_lines.get(doc_id) or q.line
+            if grade > cfg.max_grade or grade < 0:
+                problems.add(
+                    P.SCHEMA,
+                    f"grade {grade} for question `{safe_text(q.query_id, 60)}` is outside the "
+                    f"declared scale 0–{cfg.max_grade} (relevance.max_grade in {cfg.path_display})",
+                    file=gold.file, line=line, id=doc_id,
+                )
+            doc = docs.get(doc_id)
+            if doc is None:
+                problems.add(
+                    P.CONSISTENCY,
+                    f"unknown document id in the labels of question `{safe_text(q.query_id, 60)}` "
+                    f"(not in {corpus.file}) — remove the label or add the document",
+                    file=gold.file, line=line, id=doc_id,
+                )
+            elif doc.status != "active" and grade >= cfg.min_grade:
+                problems.add(
+                    P.CONSISTENCY,
+                    f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as "
+                    f"relevant ({corpus.file}:{doc.line}); {doc.status} documents should not be "
+                    "served — relabel it, or set validation.inactive_labels",
+                    file=gold.file, line=line, id=doc_id, severity=inactive_sev,
+                )
+    for rq in run.queries.values():
+        check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)
+        for pos, doc_id in enumerate(rq.ranking, 1):
+            if doc_id not in docs:
+                problems.add(
+                    P.CONSISTENCY,
+                    f"unknown document id at position {pos} of question "
+                    f"`{safe_text(rq.query_id, 60)}` (not in {corpus.file}); the run was made "
+                    "against another corpus — regenerate the run",
+                    file=run.file, line=rq.line, id=doc_id,
+                )
+    missing_sev = P.ERROR if cfg.missing_queries == "error" else P.WARNING
+    for qid, q in gold.queries.items():
+        if qid not in run.queries:
+            problems.add(
+                P.CONSISTENCY,
+                f"question is in the gold set but not in {run.file}; it is scored as an empty "
+                "ranking (0) — add it to the run",
+                file=gold.file, line=q.line, id=qid, severity=missing_sev,
+            )
+    extra_sev = P.ERROR if cfg.extra_queries == "error" else P.WARNING
+    for qid, rq in run.queries.items():
+        if qid not in gold.queries:
+            problems.add(
+                P.CONSISTENCY,
+                f"question is in the run but not in {gold.file}; it cannot be scored and is "
+                "left out — label it or remove it from the run",
+                file=run.file, line=rq.line, id=qid, severity=extra_sev,
+            )
