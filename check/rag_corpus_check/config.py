@@ -21,7 +21,7 @@ from rag_corpus_check.safe_io import (
     read_bytes,
     resolve_input,
 )
-from rag_corpus_check.schemas import describe_error, iter_errors, validator
+from rag_corpus_check.schemas import describe_error, error_path, iter_errors, validator
 from rag_corpus_check.text import safe_text
 
 DEFAULT_CONFIG = ".rag-corpus-check.yml"
@@ -83,7 +83,7 @@ def load_config(root: str, config_path: str, problems: P.Problems) -> tuple[Conf
         return None, real
     errs = iter_errors(validator("config"), doc)
     for err in errs:
-        problems.add(P.SCHEMA, describe_error(err), file=display, line=line_of(doc, err.absolute_path))
+        problems.add(P.SCHEMA, describe_error(err), file=display, line=line_of(doc, error_path(err)))
     if errs:
         return None, real
 

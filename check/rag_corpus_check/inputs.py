@@ -25,7 +25,7 @@ from rag_corpus_check.safe_io import (
     load_yaml,
     read_bytes,
 )
-from rag_corpus_check.schemas import describe_error, iter_errors, validator
+from rag_corpus_check.schemas import describe_error, error_path, iter_errors, validator
 from rag_corpus_check.text import safe_text
 
 
@@ -81,7 +81,7 @@ class Run:
 def _schema_problems(problems, v, record, file, line, doc_for_lines=None) -> bool:
     errs = iter_errors(v, record)
     for err in errs:
-        ln = line_of(doc_for_lines, err.absolute_path) if doc_for_lines is not None else line
+        ln = line_of(doc_for_lines, error_path(err)) if doc_for_lines is not None else line
         problems.add(P.SCHEMA, describe_error(err), file=file, line=ln or line, id=_rid(record))
     return not errs
 
@@ -180,7 +180,7 @@ def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Proble
     errs = iter_errors(validator("gold"), doc)
     bad_queries = set()
     for err in errs:
-        path = list(err.absolute_path)
+        path = error_path(err)
         line = line_of(doc, path)
         if line is None and query_lines and len(path) >= 2 and path[0] == "queries":
             line = _safe_index(query_lines, path[1])

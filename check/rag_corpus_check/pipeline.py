@@ -136,6 +136,10 @@ def run_check(root: str, config_path: str, context: Context | None = None) -> Ou
     if out.corpus is None or out.gold is None or out.run is None:
         return _finish(out, None)
 
+    if problems.has_errors():
+        # Cross-file checks over partly read files would only add noise
+        # ("question missing" for a question whose line failed its schema).
+        return _finish(out, None)
     out.stage = "validate"
     cross_check(cfg, out.corpus, out.gold, out.run, problems)
     if problems.has_errors():

@@ -55,6 +55,24 @@ def validator(name: str, fragment: str = ""):
     return StrictValidator(schema, registry=_registry())
 
 
+def error_path(err: jsonschema.ValidationError) -> list:
+    """The path of an error, extended to the offending key where the error is
+    about a key (so the reported line is the key's line, not the mapping's)."""
+    path = list(err.absolute_path)
+    inst = err.instance
+    if err.validator == "additionalProperties" and isinstance(inst, dict):
+        allowed = set((err.schema.get("properties") or {}).keys())
+        extra = [k for k in inst if k not in allowed]
+        if extra:
+            path.append(extra[0])
+    elif err.validator == "propertyNames" and err.context:
+        for sub in err.context:
+            if isinstance(sub.instance, str) and sub.instance in inst:
+                path.append(sub.instance)
+                break
+    return path
+
+
 def describe_path(path) -> str:
     parts = []
     for p in path:

@@ -1,0 +1,37 @@
+# Two targets a newcomer needs (see README "Quick start"):
+#   make demo   install into .venv and run the check on the bundled example
+#   make test   install the test extras into .venv and run the whole test suite
+# Any Python 3.11+ works: `make demo PYTHON=python3.12`.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "rag-corpus-check needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Runtime dependencies come from the hash-locked file the action uses.
+$(VENV)/.runtime: $(BIN)/python requirements/runtime.lock pyproject.toml
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements/runtime.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+$(VENV)/.test: $(VENV)/.runtime pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.runtime
+	$(BIN)/rag-corpus-check --config examples/kb/.rag-corpus-check.yml
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.test
+	$(BIN)/ruff check check tests
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,56 @@
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "check"))
+
+EXAMPLE = ROOT / "examples" / "kb"
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A fresh copy of the bundled example as a repository root; cwd is it."""
+    dest = tmp_path / "repo"
+    shutil.copytree(EXAMPLE, dest)
+    monkeypatch.chdir(dest)
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "RUNNER_TEMP",
+                "GITHUB_SHA", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    return dest
+
+
+@pytest.fixture
+def run_cli(tmp_path, capsys):
+    """Call main(argv) with results and summary written into tmp_path."""
+    from rag_corpus_check.cli import main
+
+    def _run(*argv, config=".rag-corpus-check.yml"):
+        out = tmp_path / "out"
+        args = ["--config", config, "--output", str(out / "results.json"),
+                "--summary-file", str(out / "summary.md"), *argv]
+        code = main(args)
+        cap = capsys.readouterr()
+        import json
+
+        results = json.loads((out / "results.json").read_text()) if (out / "results.json").exists() else None
+        summary = (out / "summary.md").read_text() if (out / "summary.md").exists() else None
+        return code, cap.out, cap.err, results, summary
+
+    return _run
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI") == "true"

@@ -1,0 +1,106 @@
+"""The SPEC's worked examples, verbatim, and the named edge cases."""
+
+import math
+
+import pytest
+
+from rag_corpus_check.measures import (
+    Measure,
+    judged_at_k,
+    ndcg_at_k,
+    parse_measure,
+    precision_at_k,
+    recall_at_k,
+)
+
+# | gold | ranking | K | expected |
+SPEC_PRECISION = [
+    ({"A": 1, "C": 1}, ["A", "B", "C"], 2, 0.5),
+    ({"A": 1, "C": 1}, ["A", "B", "C"], 3, 2 / 3),
+    ({"A": 1}, ["A"], 2, 0.5),  # short list, denominator K
+]
+SPEC_RECALL = [
+    ({"A": 1, "C": 1}, ["B", "A", "C"], 2, 0.5),
+    ({"A": 1, "C": 1}, ["B", "D", "A"], 2, 0.0),
+]
+
+
+@pytest.mark.parametrize("gold,ranking,k,expected", SPEC_PRECISION, ids=["P@2", "P@3", "short-list"])
+def test_spec_precision(gold, ranking, k, expected):
+    assert precision_at_k(ranking, gold, k) == expected
+
+
+@pytest.mark.parametrize("gold,ranking,k,expected", SPEC_RECALL, ids=["R=0.5", "R=0"])
+def test_spec_recall(gold, ranking, k, expected):
+    assert recall_at_k(ranking, gold, k) == expected
+
+
+def test_spec_ndcg_ideal_order_is_one():
+    assert ndcg_at_k(["A", "B"], {"A": 2, "B": 1, "C": 0}, 2) == 1.0
+
+
+def test_spec_ndcg_swapped_is_between_zero_and_one():
+    v = ndcg_at_k(["B", "A"], {"A": 2, "B": 1, "C": 0}, 2)
+    expected = (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    assert 0 < v < 1
+    assert v == pytest.approx(expected, abs=1e-15)
+    assert round(v, 4) == 0.8597
+
+
+@pytest.mark.parametrize("gold", [{}, {"A": 0, "B": 0}], ids=["empty", "all-zero"])
+@pytest.mark.parametrize("ranking", [[], ["A"], ["A", "B", "C"]])
+@pytest.mark.parametrize("k", [1, 5])
+def test_spec_no_relevant_is_a_status_not_zero(gold, ranking, k):
+    assert recall_at_k(ranking, gold, k) is None
+    assert ndcg_at_k(ranking, gold, k) is None
+
+
+@pytest.mark.parametrize("fn", [
+    lambda k: precision_at_k(["A"], {"A": 1}, k),
+    lambda k: recall_at_k(["A"], {"A": 1}, k),
+    lambda k: ndcg_at_k(["A"], {"A": 1}, k),
+    lambda k: judged_at_k(["A"], {"A": 1}, k),
+], ids=["P", "R", "nDCG", "Judged"])
+@pytest.mark.parametrize("k", [0, -1])
+def test_k_must_be_positive(fn, k):
+    with pytest.raises(ValueError, match="positive"):
+        fn(k)
+
+
+def test_short_list_actual_divides_by_length():
+    assert precision_at_k(["A"], {"A": 1}, 2, short_list="actual") == 1.0
+    assert precision_at_k([], {"A": 1}, 2, short_list="actual") == 0.0
+
+
+def test_unjudged_counts_as_zero_and_judged_shows_it():
+    grades = {"A": 2}
+    assert ndcg_at_k(["X", "A"], grades, 2) == pytest.approx((2 / math.log2(3)) / 2)
+    assert judged_at_k(["X", "A"], grades, 2) == 0.5
+    assert judged_at_k(["A"], grades, 4) == 0.25  # missing positions are unjudged
+
+
+def test_exponential_gain():
+    grades = {"A": 2, "B": 1}
+    lin = ndcg_at_k(["B", "A"], grades, 2, "linear")
+    exp = ndcg_at_k(["B", "A"], grades, 2, "exponential")
+    assert exp == pytest.approx((1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
+    assert exp != lin
+
+
+def test_min_grade_changes_relevance():
+    grades = {"A": 1, "B": 2}
+    assert precision_at_k(["A", "B"], grades, 2, min_grade=2) == 0.5
+    assert recall_at_k(["A"], grades, 2, min_grade=2) == 0.0
+
+
+@pytest.mark.parametrize("name,expected", [("P@5", Measure("P", 5)), ("nDCG@10", Measure("nDCG", 10)),
+                                           ("R@1", Measure("R", 1)), ("Judged@20", Measure("Judged", 20))])
+def test_parse_measure(name, expected):
+    assert parse_measure(name) == expected
+    assert str(expected) == name
+
+
+@pytest.mark.parametrize("bad", ["ndcg@5", "P@0", "P@", "MAP", "P@5 ", "P@05", "P@-1", "nDCG@5\n"])
+def test_parse_measure_unknown_lists_valid(bad):
+    with pytest.raises(ValueError, match=r"P@k, R@k, nDCG@k and Judged@k"):
+        parse_measure(bad)
