@@ -1,0 +1,361 @@
+"""The CLI end to end on the bundled example: exit codes, results file,
+summary, GitHub outputs and annotations, other input formats."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from conftest import ROOT, write
+from rag_corpus_check.cli import main
+
+RESULTS_SCHEMA = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
+
+
+def test_example_passes(repo, run_cli):
+    code, out, err, results, summary = run_cli()
+    assert code == 0, out
+    assert results["verdict"] == "pass"
+    Draft202012Validator(RESULTS_SCHEMA).validate(results)
+    assert results["metrics"]["P@5"] == pytest.approx(0.342857142857, abs=1e-9)
+    assert results["metrics"]["nDCG@5"] > 0.75
+    q15 = next(q for q in results["queries"] if q["query_id"] == "q15")
+    assert q15["status"] == "no_relevant"
+    assert q15["values"]["R@5"] is None and q15["values"]["nDCG@5"] is None
+    assert results["counts"]["in_means"] == 14 and results["counts"]["no_relevant"] == 1
+    assert set(results["provenance"]["inputs"]) == {
+        ".rag-corpus-check.yml", "corpus.jsonl", "gold.yaml", "run.jsonl"}
+    assert results["provenance"]["corpus_fingerprint"].startswith("sha256:")
+    assert results["conventions"] == {
+        "k": 5, "gain": "linear", "short_list": "pad", "min_grade": 1, "max_grade": 2,
+        "discount": "1/log2(rank+1)", "unjudged": "grade 0",
+        "means_over": "questions with at least one relevant document"}
+    assert "PASSED" in out and "q15" in out
+    for text in ("K = 5", "linear", "log2(position + 1)", "padded", "grade ≥ 1", "Excluded from the means (1)"):
+        assert text in summary
+    # Warnings (a stale document among the labels with grade 0 is fine; none here).
+    assert results["counts"]["errors"] == 0
+
+
+def test_quality_gate_failure_exits_1(repo, run_cli):
+    regressed = ROOT / "examples" / "kb-regressed" / "run.jsonl"
+    (repo / "run.jsonl").write_bytes(regressed.read_bytes())
+    code, out, err, results, summary = run_cli()
+    assert code == 1
+    assert results["verdict"] == "fail"
+    failed = {t["measure"] for t in results["thresholds"] if not t["passed"]}
+    assert "nDCG@5" in failed
+    assert "FAILED (quality gate)" in out
+    assert summary.index("❌") < summary.index("Means over")  # failing rows first
+
+
+def test_advisory_reports_failure_but_exits_0(repo, run_cli):
+    regressed = ROOT / "examples" / "kb-regressed" / "run.jsonl"
+    (repo / "run.jsonl").write_bytes(regressed.read_bytes())
+    code, out, err, results, summary = run_cli("--advisory")
+    assert code == 0
+    assert results["verdict"] == "fail" and results["exit_code"] == 1 and results["advisory"]
+
+
+def test_advisory_does_not_hide_invalid_input(repo, run_cli):
+    (repo / "run.jsonl").write_text("{", encoding="utf-8")
+    code, *_ = run_cli("--advisory")
+    assert code == 2
+
+
+def test_bundled_configs_from_repo_root(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert main(["--config", "examples/kb/.rag-corpus-check.yml", "--output", str(tmp_path / "a.json"),
+                 "--summary-file", str(tmp_path / "a.md"), "--no-github"]) == 0
+    assert main(["--config", "examples/kb-regressed/.rag-corpus-check.yml", "--output",
+                 str(tmp_path / "b.json"), "--summary-file", str(tmp_path / "b.md"), "--no-github"]) == 1
+
+
+def test_stale_label_is_a_warning_by_default(repo, run_cli):
+    s = (repo / "gold.yaml").read_text()
+    (repo / "gold.yaml").write_text(s.replace("      faq-004: 1\n", "      faq-009: 1\n", 1))
+    code, out, err, results, summary = run_cli()
+    assert code == 0
+    w = [p for p in results["problems"] if p["severity"] == "warning"]
+    assert any("stale document" in p["message"] and p["id"] == "faq-009" for p in w)
+    assert "warning" in out and "stale" in summary
+
+
+def test_missing_question_scores_zero_and_is_reported(repo, run_cli):
+    lines = (repo / "run.jsonl").read_text().splitlines()
+    (repo / "run.jsonl").write_text("\n".join(l for l in lines if '"q03"' not in l) + "\n")
+    code, out, err, results, summary = run_cli()
+    q03 = next(q for q in results["queries"] if q["query_id"] == "q03")
+    assert q03["in_run"] is False and q03["values"]["nDCG@5"] == 0.0 and q03["values"]["P@5"] == 0.0
+    assert any(p["id"] == "q03" and "not in run.jsonl" in p["message"] for p in results["problems"])
+    assert "not in run" in summary
+
+
+def test_extra_run_question_is_reported(repo, run_cli):
+    with open(repo / "run.jsonl", "a") as f:
+        f.write('{"query_id": "q99", "ranking": ["faq-001"]}\n')
+    code, out, err, results, summary = run_cli()
+    assert code == 0
+    assert any(p["id"] == "q99" and p["line"] == 16 for p in results["problems"])
+
+
+def test_no_thresholds_warns(repo, run_cli):
+    s = (repo / ".rag-corpus-check.yml").read_text()
+    (repo / ".rag-corpus-check.yml").write_text(s.split("thresholds:")[0])
+    code, out, err, results, summary = run_cli()
+    assert code == 0
+    assert any("gate cannot fail" in p["message"] for p in results["problems"])
+
+
+def test_threshold_at_another_k_and_mapping_form(repo, run_cli):
+    s = (repo / ".rag-corpus-check.yml").read_text()
+    s = s.replace("  P@5: 0.30\n", "  P@5: 0.30\n  R@10: {min: 0.5}\n  nDCG@3: 0.2\n")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+    code, out, err, results, summary = run_cli()
+    assert code == 0, out
+    assert {"R@10", "nDCG@3", "P@5", "R@5", "nDCG@5", "Judged@5"} <= set(results["metrics"])
+
+
+def test_threshold_exactly_met_passes(repo, run_cli):
+    code, out, err, results, _ = run_cli()
+    exact = results["metrics"]["P@5"]
+    s = (repo / ".rag-corpus-check.yml").read_text().replace("  P@5: 0.30", f"  P@5: {exact!r}")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+    code, *_ = run_cli()
+    assert code == 0
+    s = s.replace(f"  P@5: {exact!r}", f"  P@5: {exact + 1e-6!r}")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+    code, *_ = run_cli()
+    assert code == 1
+
+
+def _to_trec(repo):
+    gold = {}
+    import yaml
+
+    doc = yaml.safe_load((repo / "gold.yaml").read_text())
+    qrels = []
+    for q in doc["queries"]:
+        for d, g in q["relevant"].items():
+            qrels.append(f"{q['query_id']} 0 {d} {g}")
+    write(repo / "gold.qrels", "\n".join(qrels) + "\n")
+    run = []
+    for line in (repo / "run.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        n = len(rec["ranking"])
+        # Scores carry the order; ranks are deliberately scrambled (trec_eval ignores them).
+        run += [f"{rec['query_id']} Q0 {d} {n - i} {n - i}.5 sys" for i, d in enumerate(rec["ranking"])]
+    write(repo / "run.trec", "\n".join(run) + "\n")
+    return gold
+
+
+def test_trec_formats_give_the_same_numbers(repo, run_cli):
+    code, out, err, native, _ = run_cli()
+    _to_trec(repo)
+    s = (repo / ".rag-corpus-check.yml").read_text()
+    s = s.replace("gold: gold.yaml", "gold: gold.qrels").replace("run: run.jsonl", "run: run.trec")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+    code, out, err, trec, _ = run_cli()
+    assert code == 0, out
+    assert trec["metrics"] == native["metrics"]
+
+
+def test_trec_run_orders_by_score_then_docid_descending(repo, run_cli):
+    _to_trec(repo)
+    lines = [l for l in (repo / "run.trec").read_text().splitlines() if not l.startswith("q01 ")]
+    # q01: ties at the same score; trec_eval puts the larger doc id first.
+    lines += ["q01 Q0 faq-004 1 1.0 sys", "q01 Q0 policy-002 2 1.0 sys", "q01 Q0 howto-003 3 0.5 sys"]
+    write(repo / "run.trec", "\n".join(lines) + "\n")
+    s = (repo / ".rag-corpus-check.yml").read_text().replace("run: run.jsonl", "run: run.trec")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+    code, out, err, results, _ = run_cli()
+    q01 = next(q for q in results["queries"] if q["query_id"] == "q01")
+    # order policy-002 (2), faq-004 (1), howto-003 (0): the ideal top-2
+    import math
+    ideal = 2 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert q01["values"]["nDCG@5"] == pytest.approx((2 + 1 / math.log2(3)) / ideal)
+
+
+def test_trec_run_duplicate_is_invalid(repo, run_cli):
+    _to_trec(repo)
+    with open(repo / "run.trec", "a") as f:
+        f.write("q01 Q0 policy-002 99 0.1 sys\n")
+    s = (repo / ".rag-corpus-check.yml").read_text().replace("run: run.jsonl", "run: run.trec")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+    code, out, err, results, _ = run_cli()
+    assert code == 2
+    assert any("appears twice" in p["message"] and p["id"] == "policy-002" for p in results["problems"])
+
+
+def test_gold_as_json_and_jsonl(repo, run_cli):
+    import yaml
+
+    code, out, err, native, _ = run_cli()
+    doc = yaml.safe_load((repo / "gold.yaml").read_text())
+    write(repo / "gold.json", json.dumps(doc, indent=2))
+    write(repo / "gold.jsonl", "\n".join(json.dumps(q) for q in doc["queries"]) + "\n")
+    original = (repo / ".rag-corpus-check.yml").read_text()
+    for name in ("gold.json", "gold.jsonl"):
+        (repo / ".rag-corpus-check.yml").write_text(original.replace("gold: gold.yaml", f"gold: {name}"))
+        code, out, err, res, _ = run_cli()
+        assert code == 0, (name, out)
+        assert res["metrics"] == native["metrics"]
+
+
+def test_gold_json_reports_line_of_the_question(repo, run_cli):
+    import yaml
+
+    doc = yaml.safe_load((repo / "gold.yaml").read_text())
+    doc["queries"][2]["relevant"]["faq-001"] = "high"
+    write(repo / "gold.json", json.dumps(doc, indent=2))
+    s = (repo / ".rag-corpus-check.yml").read_text().replace("gold: gold.yaml", "gold: gold.json")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+    code, out, err, res, _ = run_cli()
+    assert code == 2
+    text = (repo / "gold.json").read_text().splitlines()
+    p = res["problems"][0]
+    assert '"query_id": "q03"' in text[p["line"] - 1] and p["id"] == "q03"
+
+
+def test_github_outputs_annotations_and_step_summary(repo, run_cli, tmp_path, monkeypatch):
+    out_file = tmp_path / "gh_output"
+    sum_file = tmp_path / "gh_summary"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out_file))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(sum_file))
+    monkeypatch.setenv("GITHUB_SHA", "a" * 40)
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/kb")
+    s = (repo / "gold.yaml").read_text()
+    (repo / "gold.yaml").write_text(s.replace("      faq-004: 1\n", "      doc-9: 1\n", 1))
+    code, out, err, results, summary = run_cli()
+    assert code == 2
+    assert "::error file=gold.yaml,line=10,title=rag-corpus-check%3A consistency::[doc-9] unknown document id" in out
+    outputs = parse_github_output(out_file.read_text())
+    assert outputs["passed"] == "false" and outputs["verdict"] == "invalid" and outputs["exit-code"] == "2"
+    assert Path(outputs["results-path"]).is_file()
+    assert sum_file.read_text() == summary
+    # Not a git checkout: the commit comes from GITHUB_SHA, with a link.
+    assert "https://github.com/acme/kb/commit/" + "a" * 40 in summary
+
+
+def test_github_outputs_on_pass(repo, run_cli, tmp_path, monkeypatch):
+    out_file = tmp_path / "gh_output"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out_file))
+    code, *_ = run_cli("--no-step-summary")
+    outputs = parse_github_output(out_file.read_text())
+    assert outputs["passed"] == "true" and outputs["k"] == "5"
+    assert float(outputs["ndcg"]) == pytest.approx(0.8244, abs=1e-4)
+    assert set(outputs) == {"passed", "verdict", "exit-code", "results-path", "summary-path",
+                            "k", "precision", "recall", "ndcg", "judged"}
+
+
+def test_annotations_are_capped_at_ten_per_type(repo, run_cli, monkeypatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    (repo / "corpus.jsonl").write_text("\n".join('{"id": "x%d"}' % i for i in range(30)) + "\n")
+    code, out, *_ = run_cli()
+    assert sum(1 for l in out.splitlines() if l.startswith("::error ")) == 10
+    assert "::notice::20 more errors are listed in the job summary" in out
+
+
+def parse_github_output(text: str) -> dict:
+    """Parse $GITHUB_OUTPUT the way the runner does (name=value / heredoc)."""
+    result, lines, i = {}, text.split("\n"), 0
+    while i < len(lines):
+        line = lines[i]
+        if not line:
+            i += 1
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delim = line.split("<<", 1)
+            j = lines.index(delim, i + 1)
+            result[name] = "\n".join(lines[i + 1:j])
+            i = j + 1
+        else:
+            name, value = line.split("=", 1)
+            result[name] = value
+            i += 1
+    return result
+
+
+def test_pr_head_and_merge_commit_in_summary(repo, run_cli, tmp_path, monkeypatch):
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], cwd=repo, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"sha": "b" * 40}, "base": {"sha": "c" * 40}}}))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_SHA", "d" * 40)
+    code, out, err, results, summary = run_cli("--no-step-summary")
+    first = summary.splitlines()[0]
+    assert first.startswith("## ✅")
+    assert head in summary and "b" * 40 in summary
+    assert "[!WARNING]" in summary and "d" * 40 in summary  # HEAD is not the event's commit
+    assert results["provenance"]["commit"] == head
+    assert results["provenance"]["event_head_sha"] == "b" * 40
+
+
+def test_internal_error_exits_3_without_traceback(repo, run_cli, monkeypatch):
+    import rag_corpus_check.pipeline as pipeline
+
+    def boom(*a, **k):
+        raise KeyError("secret-document-text")
+
+    monkeypatch.setattr(pipeline, "evaluate", boom)
+    code, out, err, results, summary = run_cli()
+    assert code == 3
+    assert "Traceback" not in out + err and "secret-document-text" not in out + err
+    assert "internal error (KeyError)" in err
+
+
+def test_unwritable_results_path_exits_3(repo, run_cli, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code = main(["--output", str(blocker / "sub" / "results.json"), "--summary-file", str(tmp_path / "s.md")])
+    cap = capsys.readouterr()
+    assert code == 3 and "Traceback" not in cap.out + cap.err
+
+
+def test_default_output_goes_to_runner_temp(repo, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RUNNER_TEMP", str(tmp_path / "rt"))
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    expected = tmp_path / "rt" / "rag-corpus-check" / "results.json"
+    assert expected.is_file() and str(expected) in out
+    assert not any(p.name.endswith(".json") and p.name.startswith("results") for p in repo.iterdir())
+
+
+def test_python_dash_m_and_console_script(repo, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "check")}
+    env.pop("GITHUB_ACTIONS", None)
+    res = subprocess.run([sys.executable, "-m", "rag_corpus_check", "--output", str(tmp_path / "r.json"),
+                          "--summary-file", str(tmp_path / "s.md")], cwd=repo, env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASSED" in res.stdout
+    script = Path(sys.executable).parent / "rag-corpus-check"
+    if script.exists():  # installed by `make test`
+        res = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+        assert res.returncode == 0 and "rag-corpus-check" in res.stdout
+
+
+def test_launcher_ignores_modules_in_the_workspace(repo, tmp_path):
+    """`python -I check/launch.py` (what action.yml runs) must not import a
+    yaml.py or check/ package planted in the checked-out tree."""
+    write(repo / "yaml.py", "raise SystemExit('planted yaml imported')\n")
+    write(repo / "jsonschema" / "__init__.py", "raise SystemExit('planted jsonschema imported')\n")
+    write(repo / "rag_corpus_check" / "__init__.py", "raise SystemExit('planted package imported')\n")
+    write(repo / "sitecustomize.py", "raise SystemExit('planted sitecustomize imported')\n")
+    res = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "launch.py"),
+                          "--output", str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md")],
+                         cwd=repo, capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "planted" not in res.stdout + res.stderr
