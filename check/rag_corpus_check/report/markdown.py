@@ -21,8 +21,9 @@ def cell(value: object, limit: int = 120) -> str:
     s = safe_text(value, limit)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
-    # Break autolinks (www., scheme://, e-mail) without changing what is read.
-    s = s.replace(":", "&#58;").replace("@", "&#64;")
+    # Break GFM autolinks (scheme://, www., e-mail). cmark-gfm still links
+    # "a&#64;b.com", so an e-mail @ gets a zero-width space after it.
+    s = s.replace(":", "&#58;").replace("@", "&#64;&#8203;")
     return s
 
 
