@@ -87,7 +87,7 @@ def test_stale_label_is_a_warning_by_default(repo, run_cli):
 
 def test_missing_question_scores_zero_and_is_reported(repo, run_cli):
     lines = (repo / "run.jsonl").read_text().splitlines()
-    (repo / "run.jsonl").write_text("\n".join(l for l in lines if '"q03"' not in l) + "\n")
+    (repo / "run.jsonl").write_text("\n".join(ln for ln in lines if "\"q03\"" not in ln) + "\n")
     code, out, err, results, summary = run_cli()
     q03 = next(q for q in results["queries"] if q["query_id"] == "q03")
     assert q03["in_run"] is False and q03["values"]["nDCG@5"] == 0.0 and q03["values"]["P@5"] == 0.0
@@ -166,7 +166,7 @@ def test_trec_formats_give_the_same_numbers(repo, run_cli):
 
 def test_trec_run_orders_by_score_then_docid_descending(repo, run_cli):
     _to_trec(repo)
-    lines = [l for l in (repo / "run.trec").read_text().splitlines() if not l.startswith("q01 ")]
+    lines = [ln for ln in (repo / "run.trec").read_text().splitlines() if not ln.startswith("q01 ")]
     # q01: ties at the same score; trec_eval puts the larger doc id first.
     lines += ["q01 Q0 faq-004 1 1.0 sys", "q01 Q0 policy-002 2 1.0 sys", "q01 Q0 howto-003 3 0.5 sys"]
     write(repo / "run.trec", "\n".join(lines) + "\n")
@@ -257,9 +257,9 @@ def test_github_outputs_on_pass(repo, run_cli, tmp_path, monkeypatch):
 
 def test_annotations_are_capped_at_ten_per_type(repo, run_cli, monkeypatch):
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    (repo / "corpus.jsonl").write_text("\n".join('{"id": "x%d"}' % i for i in range(30)) + "\n")
+    (repo / "corpus.jsonl").write_text("\n".join(f'{{"id": "x{i}"}}' for i in range(30)) + "\n")
     code, out, *_ = run_cli()
-    assert sum(1 for l in out.splitlines() if l.startswith("::error ")) == 10
+    assert sum(1 for ln in out.splitlines() if ln.startswith("::error ")) == 10
     assert "::notice::20 more errors are listed in the job summary" in out
 
 

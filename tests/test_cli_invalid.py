@@ -330,7 +330,7 @@ def test_problems_are_collected_not_only_the_first(repo, run_cli):
 
 def test_problem_count_is_capped_with_a_count(repo, run_cli):
     p = repo / "corpus.jsonl"
-    p.write_text("\n".join('{"id": "x%d"}' % i for i in range(300)) + "\n", encoding="utf-8")
+    p.write_text("\n".join(f'{{"id": "x{i}"}}' for i in range(300)) + "\n", encoding="utf-8")
     code, out, err, results, summary = run_cli()
     assert code == 2
     assert len([x for x in results["problems"] if x["file"] == "corpus.jsonl"]) == 50

@@ -15,7 +15,6 @@ import pytrec_eval  # test-only oracle; installed by `make test`
 from rag_corpus_check.evaluate import evaluate
 from rag_corpus_check.measures import Measure
 
-
 KS = (1, 3, 5, 10, 20)
 
 

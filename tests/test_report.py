@@ -53,7 +53,7 @@ def test_workflow_command_escaping_matches_toolkit():
 
 def test_summary_is_cut_under_the_limit():
     s = Summary()
-    for i in range(5000):
+    for _ in range(5000):
         s.para("x" * 300)
     out = s.render(max_bytes=100_000)
     assert len(out.encode()) <= 100_000 and "cut to stay under" in out

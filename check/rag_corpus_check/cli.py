@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         outcome = run_check(root, args.config, ctx)
         outcome.advisory = args.advisory
         return _report(outcome, results_path, summary_path, github, args)
-    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 3
+    except Exception as exc:
         return _internal_error(exc, stage, github)
 
 

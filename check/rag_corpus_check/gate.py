@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from rag_corpus_check.config import Threshold
 
-
 # Means are sums of fractions; 0.7 can come out as 0.69999999999999996. A mean
 # within this distance below the limit is treated as equal to it.
 TOLERANCE = 1e-12

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.safe_io import (
-    InputError,
     Limits,
     iter_jsonl,
     iter_text_lines,
