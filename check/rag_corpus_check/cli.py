@@ -11,6 +11,7 @@ import tempfile
 from rag_corpus_check import __version__
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import DEFAULT_CONFIG
+from rag_corpus_check.text import safe_text
 from rag_corpus_check.pipeline import (
     ERROR,
     EXIT_CODES,
@@ -31,6 +32,7 @@ EPILOG = """exit codes:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rag-corpus-check",
+        usage="rag-corpus-check [check] [options]  |  rag-corpus-check retrieve --out PATH [options]",
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
@@ -67,7 +69,49 @@ def default_output_dir() -> str:
     return tempfile.mkdtemp(prefix="rag-corpus-check-")
 
 
+def build_retrieve_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rag-corpus-check retrieve",
+        description="Write the run the configured retriever produces (the built-in BM25 unless "
+        "`retriever.command` is set), to inspect it or to commit it as a baseline. A committed "
+        "`run:` in the config is ignored here. Each line declares the corpus fingerprint as its "
+        "snapshot, so a later corpus change is detected.",
+    )
+    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
+    p.add_argument("--root", default=".", help="repository root (default: current directory)")
+    p.add_argument("--out", required=True, metavar="PATH", help="run file to write (JSONL)")
+    return p
+
+
+def retrieve_main(argv: list[str]) -> int:
+    from rag_corpus_check.report.console import render_problems
+    from rag_corpus_check.report.results import write_run
+
+    args = build_retrieve_parser().parse_args(argv)
+    stage = "retrieve"
+    try:
+        root = os.path.abspath(args.root)
+        outcome = run_check(root, args.config, use_retriever=True)
+        if outcome.run is None or outcome.problems.has_errors():
+            sys.stdout.write("rag-corpus-check retrieve: INVALID INPUT\n" + render_problems(outcome))
+            return EXIT_CODES["invalid"]
+        write_run(args.out, outcome)
+        src = outcome.retriever or {}
+        print(
+            f"rag-corpus-check retrieve: wrote {len(outcome.run.queries)} rankings "
+            f"({src.get('type', '?')}, snapshot {outcome.corpus.fingerprint}) to {safe_text(os.path.abspath(args.out), 500)}"
+        )
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a bug becomes exit 3
+        return _internal_error(exc, stage, False)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "retrieve":
+        return retrieve_main(argv[1:])
+    if argv and argv[0] == "check":
+        argv = argv[1:]
     args = build_parser().parse_args(argv)
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     stage = "start"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.measures import Measure, parse_measure
+from rag_corpus_check.retrieve import BM25Params
 from rag_corpus_check.safe_io import (
     CONFIG_MAX_BYTES,
     InputError,
@@ -56,7 +57,16 @@ class Config:
     worst: int = 5
     show_text: bool = False
     limits: Limits = field(default_factory=Limits)
+    retriever: str = "bm25"  # used when run is None: "bm25" or "command"
+    bm25: BM25Params = field(default_factory=BM25Params)
+    command: list[str] | None = None
+    command_timeout: float = 600.0
     raw: dict = field(default_factory=dict)
+
+    @property
+    def run_source(self) -> str:
+        """Where the ranking comes from: "file", "bm25" or "command"."""
+        return "file" if self.run is not None else self.retriever
 
     def measures(self) -> list[Measure]:
         """Every measure computed: all four at the config's k, plus any measure
@@ -93,6 +103,7 @@ def load_config(root: str, config_path: str, problems: P.Problems) -> tuple[Conf
     val = doc.get("validation") or {}
     rep = doc.get("report") or {}
     lim = doc.get("limits") or {}
+    ret = doc.get("retriever") or {}
     cfg = Config(
         path_display=display,
         base_dir=os.path.dirname(real),
@@ -117,6 +128,16 @@ def load_config(root: str, config_path: str, problems: P.Problems) -> tuple[Conf
             max_line_bytes=lim.get("max_line_bytes", Limits.max_line_bytes),
             max_records=lim.get("max_records", Limits.max_records),
         ),
+        retriever=ret.get("type", "command" if "command" in ret else "bm25"),
+        bm25=BM25Params(
+            k1=float(ret.get("k1", 1.2)),
+            b=float(ret.get("b", 0.75)),
+            depth=ret.get("depth", 100),
+            statuses=tuple(ret.get("statuses", ["active"])),
+            stopwords=ret.get("stopwords"),
+        ),
+        command=ret.get("command"),
+        command_timeout=float(ret.get("timeout", 600)),
         raw=_plain(doc),
     )
     ok = True
@@ -127,12 +148,24 @@ def load_config(root: str, config_path: str, problems: P.Problems) -> tuple[Conf
             file=display, line=line_of(doc, ["relevance", "min_grade"]),
         )
         ok = False
-    if cfg.run is None:
+    if cfg.run is None and cfg.retriever == "command" and not cfg.command:
+        problems.add(
+            P.CONFIG, "`retriever.type: command` needs `retriever.command: [argv, ...]`",
+            file=display, line=line_of(doc, ["retriever"]),
+        )
+        ok = False
+    if cfg.run is None and cfg.retriever == "bm25" and cfg.command:
+        problems.add(
+            P.CONFIG, "`retriever.command` is set but `retriever.type` is bm25; set `type: command`",
+            file=display, line=line_of(doc, ["retriever", "type"]),
+        )
+        ok = False
+    if cfg.bm25.depth < cfg.k:
         problems.add(
             P.CONFIG,
-            "no `run:` given; this version needs a committed run file (JSONL or TREC) — "
-            "add `run: path/to/run.jsonl` to the config",
-            file=display, line=1,
+            f"retriever.depth ({cfg.bm25.depth}) is below k ({cfg.k}); the ranking must be at "
+            "least K long — raise depth",
+            file=display, line=line_of(doc, ["retriever", "depth"]),
         )
         ok = False
     for name, spec in (doc.get("thresholds") or {}).items():

@@ -75,3 +75,34 @@ def evaluate(
             excluded.append(qid)
     means = {key: (total / counted if counted else None) for key, total in sums.items()}
     return Evaluation(results, means, counted, excluded)
+
+
+def irrelevant_by_type(
+    gold_queries: dict[str, dict[str, int]],
+    rankings: dict[str, list[str]],
+    k: int,
+    min_grade: int,
+    doc_type: dict[str, str | None],
+) -> list[dict]:
+    """Which kinds of documents crowd out the right ones: per document type,
+    how many top-k positions (over all questions) hold a document that is not
+    relevant to the question (judged below ``min_grade``, or unjudged)."""
+    counts: dict[str, list[int]] = {}
+    total = 0
+    for qid, grades in gold_queries.items():
+        for d in rankings.get(qid, [])[:k]:
+            g = grades.get(d)
+            if g is not None and g >= min_grade:
+                continue
+            t = doc_type.get(d) or "(no type)"
+            c = counts.setdefault(t, [0, 0])
+            c[0] += 1
+            if g is None:
+                c[1] += 1
+            total += 1
+    rows = [
+        {"type": t, "irrelevant": n, "unjudged": u, "share": n / total if total else 0.0}
+        for t, (n, u) in counts.items()
+    ]
+    rows.sort(key=lambda r: (-r["irrelevant"], r["type"]))
+    return rows

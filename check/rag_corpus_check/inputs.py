@@ -110,7 +110,12 @@ def _rid(record):
 # ---------------------------------------------------------------- corpus
 
 
-def read_corpus(real: str, file: str, limits: Limits, problems: P.Problems) -> Corpus:
+def read_corpus(
+    real: str, file: str, limits: Limits, problems: P.Problems, on_doc=None
+) -> Corpus:
+    """Stream the corpus. ``on_doc(doc_id, record)`` is called for every valid,
+    first-seen document (the built-in retriever indexes it there), so the
+    text is never kept."""
     corpus = Corpus(file=file)
     v = validator("corpus")
     digests = []
@@ -131,6 +136,8 @@ def read_corpus(real: str, file: str, limits: Limits, problems: P.Problems) -> C
             continue
         snap = rec.get("snapshot")
         corpus.docs[doc_id] = Doc(line, rec.get("type"), rec.get("status", "active"), snap)
+        if on_doc is not None:
+            on_doc(doc_id, rec)
         if snap is not None:
             corpus.snapshots[snap] = corpus.snapshots.get(snap, 0) + 1
         canon = json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

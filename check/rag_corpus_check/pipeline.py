@@ -12,18 +12,21 @@ from dataclasses import dataclass, field
 from rag_corpus_check import __version__
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config, load_config
-from rag_corpus_check.evaluate import Evaluation, evaluate
+from rag_corpus_check.evaluate import Evaluation, evaluate, irrelevant_by_type
 from rag_corpus_check.gate import ThresholdResult, apply_thresholds, gate_passed
 from rag_corpus_check.inputs import (
     Corpus,
     Gold,
     Run,
+    RunQuery,
     gold_format,
     read_corpus,
     read_gold,
     read_run,
     run_format,
 )
+from rag_corpus_check.retrieve import BM25Index
+from rag_corpus_check.retrieve_command import CommandResult, run_command
 from rag_corpus_check.safe_io import InputError, resolve_input, sha256_file
 from rag_corpus_check.validate import cross_check
 
@@ -56,6 +59,9 @@ class Outcome:
     corpus: Corpus | None = None
     gold: Gold | None = None
     run: Run | None = None
+    retriever: dict | None = None  # how the run was produced, when not from a file
+    command: CommandResult | None = None
+    irrelevant_by_type: list | None = None
     context: Context = field(default_factory=Context)
     advisory: bool = False
     stage: str | None = None  # where an internal error happened
@@ -73,7 +79,11 @@ def decide(problems: P.Problems, thresholds: list[ThresholdResult] | None) -> st
     return PASS if gate_passed(thresholds) else FAIL
 
 
-def run_check(root: str, config_path: str, context: Context | None = None) -> Outcome:
+def run_check(
+    root: str, config_path: str, context: Context | None = None, *, use_retriever: bool = False
+) -> Outcome:
+    """The whole check. ``use_retriever`` ignores a committed ``run:`` and lets
+    the configured retriever produce the run (``rag-corpus-check retrieve``)."""
     problems = P.Problems()
     ctx = context or Context()
     out = Outcome(INVALID, 2, problems, context=ctx)
@@ -84,20 +94,23 @@ def run_check(root: str, config_path: str, context: Context | None = None) -> Ou
     out.config = cfg
     if cfg is None:
         return _finish(out, None)
+    if use_retriever:
+        cfg.run = None
 
     out.stage = "load"
     paths = {}
-    for key, rel in (("corpus", cfg.corpus), ("gold", cfg.gold), ("run", cfg.run)):
+    wanted = [("corpus", cfg.corpus), ("gold", cfg.gold)] + ([("run", cfg.run)] if cfg.run else [])
+    for key, rel in wanted:
         try:
             real, display = resolve_input(root, cfg.base_dir, rel, f"{cfg.path_display}: `{key}`")
             paths[key] = (real, display)
         except InputError as exc:
             problems.add(exc.kind, exc.message, file=exc.file or cfg.path_display, line=exc.line)
-    if len(paths) < 3:
+    if len(paths) < len(wanted):
         return _finish(out, None)
 
     gfmt = gold_format(paths["gold"][1], cfg.gold_format)
-    rfmt = run_format(paths["run"][1], cfg.run_format)
+    rfmt = run_format(paths["run"][1], cfg.run_format) if cfg.run else "jsonl"
     if gfmt is None:
         problems.add(
             P.CONFIG,
@@ -116,24 +129,39 @@ def run_check(root: str, config_path: str, context: Context | None = None) -> Ou
         return _finish(out, None)
 
     limits = cfg.limits
-    try:
-        out.corpus = read_corpus(*paths["corpus"], limits, problems)
-    except InputError as exc:
-        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    index = BM25Index(cfg.bm25) if cfg.run_source == "bm25" else None
+    on_doc = None
+    if index is not None:
+        statuses = set(cfg.bm25.statuses)
+
+        def on_doc(doc_id, rec):
+            if rec.get("status", "active") in statuses:
+                index.add(doc_id, rec.get("title", "") + "\n" + rec["text"])
+
     try:
         out.gold = read_gold(*paths["gold"], gfmt, limits, problems)
     except InputError as exc:
         problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
     try:
-        out.run = read_run(*paths["run"], rfmt, limits, problems)
+        out.corpus = read_corpus(*paths["corpus"], limits, problems, on_doc=on_doc)
     except InputError as exc:
         problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    if cfg.run:
+        try:
+            out.run = read_run(*paths["run"], rfmt, limits, problems)
+        except InputError as exc:
+            problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
     for real, display in paths.values():
         try:
             out.inputs[display] = sha256_file(real, display, limits.max_file_bytes)
         except InputError:
             pass  # already reported by the reader
-    if out.corpus is None or out.gold is None or out.run is None:
+    if out.corpus is None or out.gold is None:
+        return _finish(out, None)
+    if not cfg.run and not problems.has_errors():
+        out.stage = "retrieve"
+        out.run = _retrieve(cfg, root, paths["corpus"][0], out, index, problems)
+    if out.run is None:
         return _finish(out, None)
 
     if problems.has_errors():
@@ -163,6 +191,11 @@ def run_check(root: str, config_path: str, context: Context | None = None) -> Ou
             file=out.gold.file,
         )
         return _finish(out, None)
+    out.irrelevant_by_type = irrelevant_by_type(
+        {qid: q.relevant for qid, q in out.gold.queries.items()},
+        {qid: q.ranking for qid, q in out.run.queries.items()},
+        cfg.k, cfg.min_grade, {d: doc.type for d, doc in out.corpus.docs.items()},
+    )
     out.stage = "gate"
     out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
     if not cfg.thresholds:
@@ -238,3 +271,56 @@ def github_context(root: str, env=os.environ) -> Context:
 
 def environment() -> dict:
     return {"tool_version": __version__, "python": platform.python_version()}
+
+
+# ---------------------------------------------------------------- retrieval
+
+BM25_FILE = "(built-in BM25)"
+COMMAND_FILE = "(retriever command output)"
+
+
+def _questions(gold: Gold, problems: P.Problems) -> list[tuple[str, str]] | None:
+    missing = [q for q in gold.queries.values() if not (q.text or "").strip()]
+    for q in missing:
+        problems.add(
+            P.CONFIG,
+            "question has no `query` text, which the retriever needs; add it, or give a "
+            "committed `run:` in the config (TREC qrels carry no text)",
+            file=gold.file, line=q.line, id=q.query_id,
+        )
+    if missing:
+        return None
+    return [(qid, q.text) for qid, q in sorted(gold.queries.items())]
+
+
+def _retrieve(cfg: Config, root: str, corpus_real: str, out: Outcome, index, problems) -> Run | None:
+    questions = _questions(out.gold, problems)
+    if questions is None:
+        return None
+    if cfg.run_source == "bm25":
+        index.finish()
+        p = cfg.bm25
+        out.retriever = {
+            "type": "bm25", "k1": p.k1, "b": p.b, "depth": p.depth, "statuses": list(p.statuses),
+            "stopwords": p.stopwords, "indexed_documents": index.size,
+        }
+        run = Run(file=BM25_FILE, format="bm25")
+        for qid, text in questions:
+            run.queries[qid] = RunQuery(qid, None, index.search(text, p.depth))
+        return run
+    out.retriever = {"type": "command", "command": list(cfg.command), "timeout": cfg.command_timeout}
+    res = run_command(
+        cfg.command, corpus_path=corpus_real, questions=questions, cwd=cfg.base_dir,
+        timeout=cfg.command_timeout, depth=cfg.bm25.depth, k=cfg.k,
+    )
+    out.command = res
+    if not res.ok:
+        problems.add(
+            P.RETRIEVER, res.message + " — see its output in the summary", file=cfg.path_display,
+        )
+        return None
+    try:
+        return read_run(res.output_path, COMMAND_FILE, "jsonl", cfg.limits, problems)
+    except InputError as exc:
+        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+        return None

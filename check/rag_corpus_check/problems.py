@@ -22,6 +22,7 @@ CONSISTENCY = "consistency"  # files disagree (unknown id, snapshot, duplicates)
 CONFIG = "config"  # the configuration itself
 PATH = "path"  # file access rules (outside the repository, symlink, not a file)
 LIMIT = "limit"  # a size or count cap was exceeded
+RETRIEVER = "retriever"  # the configured retriever command failed
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid
         P.CONSISTENCY,
         f"{what} declares snapshot `{safe_text(declared, 40)}` but the corpus is snapshot "
         f"{corpus_desc}, fingerprint `{fingerprint}`; {what} must be made against the same "
-        "index snapshot — regenerate it from this corpus or update the label",
+        "index snapshot — regenerate it from this corpus (for a run: `rag-corpus-check "
+        "retrieve --config … --out …`), or update the label",
         file=file, line=line, id=qid,
     )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PASS, Outcome
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
+from rag_corpus_check.report.retrieval import run_source_line
 from rag_corpus_check.text import safe_text
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)"}
@@ -19,6 +20,9 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
     lines.append(f"rag-corpus-check: {WORD[out.verdict]}" + (" [advisory]" if out.advisory and out.verdict == FAIL else ""))
     lines.append(f"  commit: {commit or 'unknown (not a git checkout)'}")
     cfg, ev = out.config, out.evaluation
+    source = run_source_line(out, esc=safe_text, code=str)
+    if source:
+        lines.append("  " + source)
     if out.thresholds:
         lines.append("  thresholds:")
         for t in out.thresholds:
@@ -41,13 +45,7 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
             shown = ", ".join(safe_text(q, 40) for q in ev.excluded[:20])
             more = f" and {len(ev.excluded) - 20} more" if len(ev.excluded) > 20 else ""
             lines.append(f"  excluded (no relevant document in gold): {shown}{more}")
-    if out.problems.items:
-        lines.append(f"  problems: {out.problems.error_count()} errors, {out.problems.warning_count()} warnings")
-        for p in out.problems.errors + out.problems.warnings:
-            sid = f" [{p.id}]" if p.id else ""
-            lines.append(f"    - {p.severity}: {p.kind}: {safe_text(p.location(), 200)}{sid}: {safe_text(p.message, 500)}")
-        for k, n in out.problems.dropped.items():
-            lines.append(f"    - ... {n} more in {safe_text(k, 200)}")
+    lines += _problem_lines(out)
     if out.verdict == INVALID:
         lines.append("  no metrics were computed: fix the input problems above")
     if out.verdict == ERROR:
@@ -60,3 +58,19 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
     if summary_path:
         lines.append(f"  summary: {safe_text(summary_path, 500)}")
     return "\n".join(lines) + "\n"
+
+
+def _problem_lines(out: Outcome) -> list[str]:
+    lines = []
+    if out.problems.items:
+        lines.append(f"  problems: {out.problems.error_count()} errors, {out.problems.warning_count()} warnings")
+        for p in out.problems.errors + out.problems.warnings:
+            sid = f" [{p.id}]" if p.id else ""
+            lines.append(f"    - {p.severity}: {p.kind}: {safe_text(p.location(), 200)}{sid}: {safe_text(p.message, 500)}")
+        for k, n in out.problems.dropped.items():
+            lines.append(f"    - ... {n} more in {safe_text(k, 200)}")
+    return lines
+
+
+def render_problems(out: Outcome) -> str:
+    return "".join(line + "\n" for line in _problem_lines(out))

@@ -50,6 +50,8 @@ def results_dict(out: Outcome) -> dict:
             }
             for q in (ev.queries if ev else [])
         ],
+        "run_source": _run_source(out),
+        "irrelevant_by_type": out.irrelevant_by_type or [],
         "problems": [p.to_json() for p in out.problems.items],
         "problems_dropped": dict(out.problems.dropped),
         "provenance": {
@@ -63,6 +65,18 @@ def results_dict(out: Outcome) -> dict:
             "config": cfg.raw if cfg else None,
         },
     }
+
+
+def _run_source(out: Outcome) -> dict | None:
+    if out.config is None:
+        return None
+    if out.config.run is not None:
+        return {"type": "file", "path": out.run.file if out.run else out.config.run}
+    info = dict(out.retriever or {"type": out.config.run_source})
+    if out.command is not None:
+        info["stdout_tail"] = out.command.stdout_tail
+        info["stderr_tail"] = out.command.stderr_tail
+    return info
 
 
 def write_atomic(path: str, text: str) -> None:
@@ -85,3 +99,15 @@ def write_atomic(path: str, text: str) -> None:
 
 def write_results(path: str, out: Outcome) -> None:
     write_atomic(path, json.dumps(results_dict(out), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def write_run(path: str, out: Outcome) -> None:
+    """The run as JSONL, one question per line in id order, each declaring the
+    corpus fingerprint as its snapshot."""
+    snap = out.corpus.fingerprint
+    lines = [
+        json.dumps({"query_id": qid, "ranking": out.run.queries[qid].ranking, "snapshot": snap},
+                   ensure_ascii=False)
+        for qid in sorted(out.run.queries)
+    ]
+    write_atomic(path, "\n".join(lines) + ("\n" if lines else ""))

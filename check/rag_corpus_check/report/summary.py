@@ -5,6 +5,7 @@ from __future__ import annotations
 from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PASS, Outcome
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
+from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥"}
 TITLE = {
@@ -88,6 +89,8 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
             s.para(f"Not all problems are listed: {more}.")
         if out.verdict == INVALID:
             s.para("No metrics were computed: a verdict on invalid input would be meaningless.")
+
+    add_retrieval_sections(s, out)
 
     ev = out.evaluation
     cfg = out.config

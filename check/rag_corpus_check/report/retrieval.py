@@ -1,0 +1,48 @@
+"""Summary sections about where the ranking came from and what crowds out the
+relevant documents (kept apart from summary.py so each stays small)."""
+
+from __future__ import annotations
+
+from rag_corpus_check.pipeline import Outcome
+from rag_corpus_check.report.markdown import Summary, cell
+
+
+def run_source_line(out: Outcome, esc=cell, code=lambda t: f"`{t}`") -> str | None:
+    """One line on where the ranking came from; ``esc``/``code`` render
+    untrusted text and code spans for the target (Markdown by default)."""
+    cfg = out.config
+    if cfg is None:
+        return None
+    if cfg.run is not None:
+        return f"Run: committed file {code(esc(out.run.file if out.run else cfg.run, 200))}"
+    r = out.retriever or {}
+    if r.get("type") == "bm25":
+        stop = f", stop words {r['stopwords']}" if r.get("stopwords") else ""
+        return (
+            f"Run: built-in BM25 over {r['indexed_documents']} documents "
+            f"(status {', '.join(r['statuses'])}; k1 {r['k1']:g}, b {r['b']:g}, depth {r['depth']}{stop})"
+        )
+    if cfg.run_source == "command":
+        return f"Run: produced by the configured {code('retriever.command')} (code from this repository)"
+    return None
+
+
+def add_sections(s: Summary, out: Outcome) -> None:
+    line = run_source_line(out)
+    if line:
+        s.para(line)
+    rows = out.irrelevant_by_type
+    cfg = out.config
+    if rows and cfg:
+        s.heading(f"Irrelevant hits in the top {cfg.k} by document type", 3)
+        s.table(
+            ["type", "irrelevant hits", "of which unjudged", "share"],
+            [[cell(r["type"]), str(r["irrelevant"]), str(r["unjudged"]), f"{r['share']:.0%}"] for r in rows[:20]],
+        )
+    if out.command is not None and (out.command.stdout_tail or out.command.stderr_tail):
+        body = Summary()
+        if out.command.stdout_tail:
+            body.para("stdout (last lines, escaped):").code(out.command.stdout_tail)
+        if out.command.stderr_tail:
+            body.para("stderr (last lines, escaped):").code(out.command.stderr_tail)
+        s.details("Retriever command output", body)

@@ -1,0 +1,158 @@
+"""The check with the built-in retriever, the command retriever and the
+`retrieve` subcommand, end to end."""
+
+import json
+import shutil
+import sys
+
+from conftest import ROOT, write
+from rag_corpus_check.cli import main
+
+
+def _no_run(repo, extra=""):
+    """The example config without `run:` (and with `extra` in its place)."""
+    cfg = repo / ".rag-corpus-check.yml"
+    s = (ROOT / "examples" / "kb" / ".rag-corpus-check.yml").read_text()
+    s = "\n".join(ln for ln in s.splitlines() if not ln.startswith(("run:", "retriever:", "  stopwords:")))
+    cfg.write_text(s.replace("k: 5\n", "k: 5\n" + extra) + "\n")
+
+
+def test_no_run_means_builtin_bm25(repo, run_cli):
+    _no_run(repo)
+    code, out, err, results, summary = run_cli()
+    assert code in (0, 1), out
+    src = results["run_source"]
+    assert src["type"] == "bm25" and src["k1"] == 1.2 and src["b"] == 0.75 and src["depth"] == 100
+    assert src["indexed_documents"] == 26  # 30 documents minus 3 stale and 1 restricted
+    assert "built-in BM25 over 26 documents" in out and "built-in BM25" in summary
+    assert "Irrelevant hits in the top 5 by document type" in summary
+    assert results["irrelevant_by_type"] and all(r["type"] for r in results["irrelevant_by_type"])
+    assert "run.jsonl" not in results["provenance"]["inputs"]
+
+
+def test_inactive_documents_are_not_retrieved_unless_configured(repo, run_cli, tmp_path):
+    _no_run(repo)
+    assert main(["retrieve", "--out", str(tmp_path / "a.jsonl")]) == 0
+    ranked = {d for line in (tmp_path / "a.jsonl").read_text().splitlines() for d in json.loads(line)["ranking"]}
+    assert not ranked & {"faq-009", "policy-007", "howto-009", "runbook-001"}
+    _no_run(repo, "retriever:\n  statuses: [active, stale, restricted]\n")
+    assert main(["retrieve", "--out", str(tmp_path / "b.jsonl")]) == 0
+    ranked = {d for line in (tmp_path / "b.jsonl").read_text().splitlines() for d in json.loads(line)["ranking"]}
+    assert "faq-009" in ranked
+
+
+def test_retrieve_subcommand_output_is_a_valid_committed_run(repo, run_cli, tmp_path, capsys):
+    _no_run(repo)
+    code, _, _, bm25_results, _ = run_cli()
+    assert main(["retrieve", "--out", str(repo / "bm25.jsonl")]) == 0
+    printed = capsys.readouterr().out
+    assert "wrote 15 rankings" in printed
+    lines = (repo / "bm25.jsonl").read_text().splitlines()
+    assert len(lines) == 15
+    first = json.loads(lines[0])
+    assert first["snapshot"].startswith("sha256:") and len(first["ranking"]) <= 100
+    # Scored as a committed run it gives exactly the same numbers.
+    cfg = repo / ".rag-corpus-check.yml"
+    cfg.write_text(cfg.read_text().replace("gold: gold.yaml\n", "gold: gold.yaml\nrun: bm25.jsonl\n"))
+    code2, _, _, committed, _ = run_cli()
+    assert code2 == code and committed["metrics"] == bm25_results["metrics"]
+    # Edit one document: the committed run is now stale, and that is an input error.
+    corpus = repo / "corpus.jsonl"
+    rows = corpus.read_text().splitlines()
+    rec = json.loads(rows[0])
+    rec["text"] += " Updated."
+    rows[0] = json.dumps(rec)
+    corpus.write_text("\n".join(rows) + "\n")
+    code3, out3, _, stale, _ = run_cli()
+    assert code3 == 2
+    msg = next(p["message"] for p in stale["problems"] if p["file"] == "bm25.jsonl")
+    assert "declares snapshot `sha256:" in msg and "rag-corpus-check retrieve" in msg
+
+
+def test_bm25_needs_question_text(repo, run_cli):
+    _no_run(repo)
+    g = repo / "gold.yaml"
+    g.write_text(g.read_text().replace('    query: "How long are deleted backups kept?"\n', "", 1))
+    code, out, err, results, _ = run_cli()
+    assert code == 2
+    p = next(p for p in results["problems"] if p["id"] == "q01")
+    line = next(i for i, t in enumerate(g.read_text().splitlines(), 1) if "query_id: q01" in t)
+    assert p["file"] == "gold.yaml" and p["line"] == line and "no `query` text" in p["message"]
+
+
+def test_depth_below_k_is_a_config_error(repo, run_cli):
+    _no_run(repo, "retriever:\n  depth: 3\n")
+    code, out, err, results, _ = run_cli()
+    assert code == 2 and "retriever.depth (3) is below k (5)" in out
+
+
+def _command_repo(repo, script: str, extra: str = ""):
+    write(repo / "ret.py", script)
+    _no_run(repo, "retriever:\n  type: command\n  command: [" + json.dumps(sys.executable)
+            + ', ret.py, "{corpus}", "{queries}", "{output}"]\n' + extra)
+
+
+GOOD = """
+import json, sys
+corpus, questions, output = sys.argv[1:4]
+ids = [json.loads(l)["id"] for l in open(corpus) if l.strip()]
+with open(output, "w") as out:
+    for line in open(questions):
+        q = json.loads(line)
+        out.write(json.dumps({"query_id": q["query_id"], "ranking": ids[:10]}) + "\\n")
+print("::error::injected from the retriever")
+"""
+
+
+def test_command_retriever(repo, run_cli):
+    _command_repo(repo, GOOD)
+    code, out, err, results, summary = run_cli()
+    assert code in (0, 1), out
+    assert results["run_source"]["type"] == "command"
+    assert results["counts"]["errors"] == 0
+    # Its output is shown, escaped: no line of ours starts a workflow command.
+    assert "Retriever command output" in summary
+    assert "::error::injected" not in summary
+    assert results["run_source"]["stdout_tail"].startswith("\\:")
+
+
+def test_command_retriever_run_is_validated(repo, run_cli):
+    bad = GOOD.replace('ids[:10]', '["faq-001", "faq-001"]')
+    _command_repo(repo, bad)
+    code, out, err, results, _ = run_cli()
+    assert code == 2
+    p = next(p for p in results["problems"] if "appears twice" in p["message"])
+    assert p["file"] == "(retriever command output)" and p["id"] == "faq-001"
+
+
+def test_command_retriever_failure_is_reported(repo, run_cli):
+    _command_repo(repo, "import sys\nprint('boom on stderr', file=sys.stderr)\nsys.exit(4)\n")
+    code, out, err, results, summary = run_cli()
+    assert code == 2
+    assert "exited with status 4" in out
+    assert "boom on stderr" in summary
+
+
+def test_command_retriever_timeout(repo, run_cli):
+    _command_repo(repo, "import time\ntime.sleep(30)\n", "  timeout: 0.5\n")
+    code, out, *_ = run_cli()
+    assert code == 2 and "timed out after 0.5 s" in out
+
+
+def test_command_not_found(repo, run_cli):
+    cfg = repo / ".rag-corpus-check.yml"
+    _no_run(repo, "retriever:\n  command: [no-such-retriever-xyz]\n")
+    code, out, *_ = run_cli()
+    assert code == 2 and "retriever command not found" in out
+    assert cfg.exists()
+
+
+def test_bundled_command_example(tmp_path, monkeypatch, capsys):
+    if shutil.which("python3") is None:
+        raise AssertionError("python3 is needed on PATH for the example")
+    monkeypatch.chdir(ROOT)
+    code = main(["--config", "examples/kb-command/.rag-corpus-check.yml", "--output",
+                 str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md"), "--no-github"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert json.loads((tmp_path / "r.json").read_text())["run_source"]["type"] == "command"
