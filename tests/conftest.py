@@ -13,9 +13,12 @@ EXAMPLE = ROOT / "examples" / "kb"
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    """A fresh copy of the bundled example as a repository root; cwd is it."""
+    """A fresh copy of the bundled example as a repository root (cwd), with
+    the committed-run config as its `.rag-corpus-check.yml`."""
     dest = tmp_path / "repo"
     shutil.copytree(EXAMPLE, dest)
+    # Most tests mutate the committed run, so the repo's config scores it.
+    (dest / "committed-run.rag-corpus-check.yml").replace(dest / ".rag-corpus-check.yml")
     monkeypatch.chdir(dest)
     for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "RUNNER_TEMP",
                 "GITHUB_SHA", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH"):

@@ -31,6 +31,10 @@ def gold_line(repo: Path, needle: str) -> int:
     return next(i for i, line in enumerate(lines(repo / "gold.yaml"), 1) if needle in line)
 
 
+def config_line(repo: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(lines(repo / ".rag-corpus-check.yml"), 1) if needle in line)
+
+
 def corpus_record(repo, n):
     return json.loads(lines(repo / "corpus.jsonl")[n - 1])
 
@@ -110,7 +114,7 @@ def _grade_bool(repo):
 
 def _k_zero(repo):
     replace(repo / ".rag-corpus-check.yml", "k: 5", "k: 0")
-    return ".rag-corpus-check.yml:7", "must be at least 1", None
+    return f".rag-corpus-check.yml:{config_line(repo, 'k: 0')}", "must be at least 1", None
 
 
 def _unknown_measure(repo):
@@ -125,7 +129,7 @@ def _run_snapshot(repo):
 
 def _gold_snapshot(repo):
     replace(repo / "gold.yaml", 'snapshot: "2026-11-30"', 'snapshot: "2026-01-01"')
-    return "gold.yaml:4", "declares snapshot `2026-01-01` but the corpus is snapshot `2026-11-30`", None
+    return f"gold.yaml:{gold_line(repo, 'snapshot: ')}", "declares snapshot `2026-01-01` but the corpus is snapshot `2026-11-30`", None
 
 
 def _yaml_duplicate_key(repo):
@@ -227,12 +231,12 @@ def _missing_query_error(repo):
     replace(repo / ".rag-corpus-check.yml", "thresholds:", "validation:\n  missing_queries: error\nthresholds:")
     ls = lines(repo / "run.jsonl")
     (repo / "run.jsonl").write_text("\n".join(ls[1:]), encoding="utf-8")
-    return "gold.yaml:6", "not in run.jsonl", "q01"
+    return f"gold.yaml:{gold_line(repo, 'query_id: q01')}", "not in run.jsonl", "q01"
 
 
 def _config_unknown_field(repo):
     replace(repo / ".rag-corpus-check.yml", "k: 5", "k: 5\ntop_k: 5")
-    return ".rag-corpus-check.yml:8", "unknown field `top_k`", None
+    return f".rag-corpus-check.yml:{config_line(repo, 'top_k')}", "unknown field `top_k`", None
 
 
 def _min_above_max(repo):

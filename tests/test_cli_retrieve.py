@@ -12,7 +12,7 @@ from rag_corpus_check.cli import main
 def _no_run(repo, extra=""):
     """The example config without `run:` (and with `extra` in its place)."""
     cfg = repo / ".rag-corpus-check.yml"
-    s = (ROOT / "examples" / "kb" / ".rag-corpus-check.yml").read_text()
+    s = (ROOT / "examples" / "kb" / "committed-run.rag-corpus-check.yml").read_text()
     s = "\n".join(ln for ln in s.splitlines() if not ln.startswith(("run:", "retriever:", "  stopwords:")))
     cfg.write_text(s.replace("k: 5\n", "k: 5\n" + extra) + "\n")
 

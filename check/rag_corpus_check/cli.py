@@ -11,7 +11,6 @@ import tempfile
 from rag_corpus_check import __version__
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import DEFAULT_CONFIG
-from rag_corpus_check.text import safe_text
 from rag_corpus_check.pipeline import (
     ERROR,
     EXIT_CODES,
@@ -20,6 +19,7 @@ from rag_corpus_check.pipeline import (
     github_context,
     run_check,
 )
+from rag_corpus_check.text import safe_text
 
 EPILOG = """exit codes:
   0  passed: every threshold is met
@@ -102,7 +102,7 @@ def retrieve_main(argv: list[str]) -> int:
             f"({src.get('type', '?')}, snapshot {outcome.corpus.fingerprint}) to {safe_text(os.path.abspath(args.out), 500)}"
         )
         return 0
-    except Exception as exc:  # noqa: BLE001 - a bug becomes exit 3
+    except Exception as exc:
         return _internal_error(exc, stage, False)
 
 
