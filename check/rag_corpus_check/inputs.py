@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from rag_corpus_check import fastcheck
 from rag_corpus_check import problems as P
 from rag_corpus_check.safe_io import (
     Limits,
@@ -77,7 +78,12 @@ class Run:
     queries: dict[str, RunQuery] = field(default_factory=dict)
 
 
-def _schema_problems(problems, v, record, file, line, doc_for_lines=None) -> bool:
+def _schema_problems(problems, v, record, file, line, doc_for_lines=None, fast=None) -> bool:
+    """True when ``record`` is valid. ``fast`` (from :mod:`fastcheck`) accepts
+    valid records quickly; anything it rejects is validated by jsonschema,
+    which also words the messages."""
+    if fast is not None and fast(record):
+        return True
     errs = iter_errors(v, record)
     for err in errs:
         ln = line_of(doc_for_lines, error_path(err)) if doc_for_lines is not None else line
@@ -123,7 +129,7 @@ def read_corpus(
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one document)", file=file, line=line)
             continue
-        if not _schema_problems(problems, v, rec, file, line):
+        if not _schema_problems(problems, v, rec, file, line, fast=fastcheck.corpus_record):
             continue
         doc_id = rec["id"]
         if doc_id in corpus.docs:
@@ -171,7 +177,7 @@ def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Proble
             if not isinstance(rec, dict):
                 problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
                 continue
-            if _schema_problems(problems, v, rec, file, line):
+            if _schema_problems(problems, v, rec, file, line, fast=fastcheck.gold_query):
                 _add_query(gold, rec, line, {k: line for k in rec["relevant"]}, file, problems)
         return gold
     if fmt == "yaml":
@@ -300,7 +306,7 @@ def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problem
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
             continue
-        if not _schema_problems(problems, v, rec, file, line):
+        if not _schema_problems(problems, v, rec, file, line, fast=fastcheck.run_record):
             continue
         qid = rec["query_id"]
         if qid in run.queries:

@@ -1,0 +1,101 @@
+"""The fast per-record checks give exactly jsonschema's verdict (property
+test over generated valid and invalid records, plus the boundaries)."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_corpus_check import fastcheck
+from rag_corpus_check.schemas import load_schema, validator
+
+ODD = ["", "a", "a\n", "\n", "x\x00y", "\x7f", "a\u2028", "\u0085", "é", "١٢", " ", "\t", "ok-id",
+       "a" * 512, "a" * 513, "s" * 200, "s" * 201, "t" * 100, "t" * 101]
+text = st.one_of(st.sampled_from(ODD), st.text(max_size=40))
+scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 1005), st.floats(allow_nan=False), text,
+                   st.sampled_from([0, 1, 2, 1000, 1001, -1, 1.0, 2.5, True, False]))
+json_value = st.recursive(scalar, lambda c: st.one_of(st.lists(c, max_size=3),
+                                                      st.dictionaries(text, c, max_size=3)), max_leaves=6)
+
+
+def field(good):
+    return st.one_of(good, json_value)
+
+
+def record(keys: dict, extra_keys: list[str], required: list[str]):
+    """Half mostly-valid records (required keys present, plausible values),
+    half anything (missing keys, wrong types, unknown keys)."""
+    names = list(keys) + extra_keys
+    anything = st.fixed_dictionaries({}, optional={k: field(keys.get(k, json_value)) for k in names})
+    plausible = st.fixed_dictionaries(
+        {k: keys[k] for k in required},
+        optional={k: v for k, v in keys.items() if k not in required},
+    )
+    return st.one_of(plausible, anything)
+
+
+ids = st.one_of(st.sampled_from(["doc-1", "q1", "a" * 512]), st.text(min_size=1, max_size=20))
+corpus = record({"id": ids, "text": text, "title": text, "type": text,
+                 "status": st.sampled_from(["active", "stale", "restricted", "gone", ""]),
+                 "snapshot": text, "metadata": st.dictionaries(text, scalar, max_size=2)}, ["extra", "ID"],
+                ["id", "text"])
+run = record({"query_id": ids, "ranking": st.lists(st.one_of(ids, ids, text, scalar), max_size=5),
+              "snapshot": text}, ["score"], ["query_id", "ranking"])
+gold = record({"query_id": ids, "query": text,
+               "relevant": st.dictionaries(st.one_of(ids, text), st.one_of(st.integers(-2, 1002), st.integers(0, 2), scalar), max_size=4),
+               "snapshot": text, "metadata": st.dictionaries(text, scalar, max_size=2)}, ["relevance"],
+              ["query_id", "relevant"])
+
+CASES = [
+    (corpus, fastcheck.corpus_record, validator("corpus")),
+    (run, fastcheck.run_record, validator("run")),
+    (gold, fastcheck.gold_query, validator("gold", "#/$defs/query")),
+]
+
+
+@pytest.mark.parametrize("strategy,fast,reference", CASES, ids=["corpus", "run", "gold-query"])
+def test_fast_verdict_equals_jsonschema(strategy, fast, reference):
+    seen = {True: 0, False: 0}
+
+    @settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def check(rec):
+        expected = reference.is_valid(rec)
+        assert fast(rec) == expected, rec
+        seen[expected] += 1
+
+    check()
+    # Both verdicts were exercised, many times.
+    assert seen[True] > 50 and seen[False] > 50, seen
+
+
+@pytest.mark.parametrize("rec,valid", [
+    ({"id": "a", "text": "x" * 10_000_000}, True),
+    ({"id": "a", "text": "x" * 10_000_001}, False),
+    ({"id": "a", "text": ""}, True),
+    ({"id": "a", "text": "t", "metadata": []}, False),
+    ({"id": "a", "text": "t", "status": None}, False),
+    ("not a dict", False),
+])
+def test_corpus_boundaries(rec, valid):
+    assert fastcheck.corpus_record(rec) is valid
+    assert validator("corpus").is_valid(rec) is valid
+
+
+def test_run_ranking_length_boundary():
+    # jsonschema over 100,000 items takes seconds; the limit is read from the schema instead.
+    assert load_schema("run")["properties"]["ranking"]["maxItems"] == 100_000
+    ok = {"query_id": "q", "ranking": [f"d{i}" for i in range(100_000)]}
+    assert fastcheck.run_record(ok)
+    ok["ranking"].append("x")
+    assert not fastcheck.run_record(ok)
+
+
+def test_limits_match_the_schemas():
+    corpus = load_schema("corpus")
+    assert corpus["properties"]["text"]["maxLength"] == 10_000_000
+    assert corpus["properties"]["title"]["maxLength"] == 10_000
+    assert corpus["$defs"]["id"]["maxLength"] == 512
+    assert corpus["$defs"]["snapshot"]["maxLength"] == 200
+    gold = load_schema("gold")
+    assert gold["$defs"]["query"]["properties"]["query"]["maxLength"] == 100_000
+    assert gold["$defs"]["query"]["properties"]["relevant"]["additionalProperties"]["maximum"] == 1000
