@@ -8,7 +8,6 @@ records problems with file and line, and keeps only what the later stages need
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import re
@@ -125,7 +124,7 @@ def read_corpus(
     corpus = Corpus(file=file)
     v = validator("corpus")
     digests = []
-    for line, rec in iter_jsonl(real, file, limits):
+    for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True):
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one document)", file=file, line=line)
             continue
@@ -146,8 +145,7 @@ def read_corpus(
             on_doc(doc_id, rec)
         if snap is not None:
             corpus.snapshots[snap] = corpus.snapshots.get(snap, 0) + 1
-        canon = json.dumps(rec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        digests.append(hashlib.sha256(canon.encode("utf-8", "surrogatepass")).digest())
+        digests.append(hashlib.sha256(raw_line).digest())
     digests.sort()
     h = hashlib.sha256()
     for d in digests:

@@ -208,10 +208,13 @@ def loads_strict(text: str, display: str, line: int | None):
         raise InputError("parse", f"invalid JSON: {msg}", file=display, line=line) from None
 
 
-def iter_jsonl(real: str, display: str, limits: Limits) -> Iterator[tuple[int, object]]:
-    """Yield ``(line_number, value)`` per non-empty line. Lines are split on
-    ``\\n`` only (U+2028 and U+0085 are valid inside JSON strings); a trailing
-    ``\\r`` is accepted (CRLF files); blank lines are skipped."""
+def iter_jsonl(
+    real: str, display: str, limits: Limits, with_raw: bool = False
+) -> Iterator[tuple]:
+    """Yield ``(line_number, value)`` per non-empty line (with ``with_raw``,
+    ``(line_number, value, line_bytes)``). Lines are split on ``\\n`` only
+    (U+2028 and U+0085 are valid inside JSON strings); a trailing ``\\r`` is
+    accepted (CRLF files); blank lines are skipped."""
     with open_regular(real, display, limits.max_file_bytes) as f:
         lineno = 0
         total = 0
@@ -251,7 +254,10 @@ def iter_jsonl(real: str, display: str, limits: Limits) -> Iterator[tuple[int, o
                     file=display, line=lineno,
                 )
             text = decode_utf8(raw, display, lineno)
-            yield lineno, loads_strict(text, display, lineno)
+            if with_raw:
+                yield lineno, loads_strict(text, display, lineno), raw
+            else:
+                yield lineno, loads_strict(text, display, lineno)
 
 
 def iter_text_lines(real: str, display: str, limits: Limits) -> Iterator[tuple[int, str]]:
