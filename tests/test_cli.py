@@ -363,3 +363,18 @@ def test_launcher_ignores_modules_in_the_workspace(repo, tmp_path):
                          cwd=repo, capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
     assert res.returncode == 0, res.stdout + res.stderr
     assert "planted" not in res.stdout + res.stderr
+
+
+def test_readme_quick_start_output_is_true(tmp_path, monkeypatch, capsys):
+    """The README shows what `make demo` prints; keep it honest."""
+    monkeypatch.chdir(ROOT)
+    assert main(["--config", "examples/kb/.rag-corpus-check.yml", "--no-github",
+                 "--output", str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md")]) == 0
+    actual = capsys.readouterr().out.splitlines()
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```text\nrag-corpus-check: PASSED\n", 1)[1].split("```", 1)[0].splitlines()
+    shown = [ln for ln in block if ln.strip() and "..." not in ln and "XXXX" not in ln and "<the commit" not in ln]
+    assert len(shown) > 10
+    for line in shown:
+        assert line in actual, line
+    assert (ROOT / "Makefile").read_text().count("examples/kb/.rag-corpus-check.yml") == 1

@@ -1,0 +1,144 @@
+"""Benchmark: the whole check and its parts against a floor and peers.
+
+    python bench/run.py [--docs 100000] [--queries 10000] [--repeat 5] [--data DIR]
+
+Generates the data with bench/generate.py (deterministic) unless --data points
+at it, then times, each as a fresh process and reported as the median:
+
+* floor      read + json.loads every line of corpus, gold and run
+* check      rag-corpus-check on the committed run (load, validate every
+             record, cross-check ids, all measures, results and summary)
+* bm25       rag-corpus-check with the built-in BM25 (index + retrieve top 100
+             for every question + evaluate)
+* bm25s      bm25s (numpy/scipy) indexing the same tokens and retrieving the
+             top 100 (if installed)
+* pytrec_eval  P/recall/ndcg_cut at 10 over the same run (if installed)
+
+Prints a Markdown table with ratios to the floor and peak RSS per command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from generate import generate  # noqa: E402
+
+FLOOR = """
+import json, sys
+for name in ("corpus.jsonl", "gold.jsonl", "run.jsonl"):
+    with open(name, "rb") as f:
+        for line in f:
+            json.loads(line)
+"""
+
+BM25S = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import bm25s
+from rag_corpus_check.retrieve import tokenize
+ids, docs = [], []
+for line in open("corpus.jsonl", encoding="utf-8"):
+    r = json.loads(line)
+    if r.get("status", "active") == "active":
+        ids.append(r["id"]); docs.append(tokenize(r.get("title", "") + "\\n" + r["text"]))
+model = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+model.index(docs, show_progress=False)
+vocab = model.vocab_dict
+queries = [[t for t in tokenize(json.loads(l)["query"]) if t in vocab] for l in open("gold.jsonl", encoding="utf-8")]
+queries = [q or ["t00000"] for q in queries]
+model.retrieve(queries, k=100, show_progress=False, n_threads=1)
+"""
+
+PYTREC = """
+import json, pytrec_eval
+qrels, run = {}, {}
+for l in open("gold.jsonl", encoding="utf-8"):
+    q = json.loads(l); qrels[q["query_id"]] = q["relevant"]
+for l in open("run.jsonl", encoding="utf-8"):
+    q = json.loads(l); run[q["query_id"]] = {d: float(-i) for i, d in enumerate(q["ranking"])}
+pytrec_eval.RelevanceEvaluator(qrels, {"P_10", "recall_10", "ndcg_cut_10"}).evaluate(run)
+"""
+
+
+def timed(cmd: list[str], cwd: str) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS in MB of the child, exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    res = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    dt = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if res.returncode not in (0, 1):
+        raise SystemExit(f"{cmd} failed ({res.returncode}): {res.stderr.decode()[-2000:]}")
+    return dt, max(after, before) // 1024, res.returncode
+
+
+def rss_of(cmd: list[str], cwd: str) -> int:
+    """Peak RSS (MB) of one run, measured with a fresh helper process so the
+    maximum of earlier children does not mask it."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
+             " stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", probe, *cmd], cwd=cwd, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip()) // 1024
+
+
+def have(module: str) -> bool:
+    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, check=False).returncode == 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--depth", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--data", help="existing data directory (else generated in a temp dir)")
+    ap.add_argument("--only", help="comma-separated subset of: floor,check,bm25,bm25s,pytrec_eval")
+    a = ap.parse_args()
+    data = a.data or tempfile.mkdtemp(prefix="rcc-bench-")
+    if not os.path.exists(os.path.join(data, "corpus.jsonl")):
+        generate(data, a.docs, a.queries, a.depth)
+    out = tempfile.mkdtemp(prefix="rcc-bench-out-")
+    cli = [sys.executable, "-I", os.path.join(ROOT, "check", "launch.py"), "--quiet", "--no-github",
+           "--output", os.path.join(out, "r.json"), "--summary-file", os.path.join(out, "s.md")]
+    commands = {
+        "floor": [sys.executable, "-c", FLOOR],
+        "check": cli,
+        "bm25": [*cli, "--config", "bm25.rag-corpus-check.yml"],
+    }
+    if have("bm25s"):
+        commands["bm25s"] = [sys.executable, "-c", BM25S, os.path.join(ROOT, "check")]
+    if have("pytrec_eval"):
+        commands["pytrec_eval"] = [sys.executable, "-c", PYTREC]
+    if a.only:
+        keep = set(a.only.split(","))
+        commands = {k: v for k, v in commands.items() if k in keep}
+    rows = {}
+    for name, cmd in commands.items():
+        times = [timed(cmd, data)[0] for _ in range(a.repeat)]
+        rows[name] = (statistics.median(times), rss_of(cmd, data))
+        print(f"{name}: median {rows[name][0]:.2f} s of {a.repeat}, peak RSS {rows[name][1]} MB", file=sys.stderr)
+    floor = rows.get("floor", (None,))[0]
+    sizes = {n: os.path.getsize(os.path.join(data, n)) // 1024**2 for n in ("corpus.jsonl", "gold.jsonl", "run.jsonl")}
+    print(f"\n{a.docs} documents, {a.queries} questions, {a.depth} ranked ids each; files (MB): {json.dumps(sizes)}")
+    print(f"Python {platform.python_version()}, {os.cpu_count()} cores, median of {a.repeat} runs\n")
+    print("| command | seconds | × floor | peak RSS (MB) |\n| --- | --- | --- | --- |")
+    for name, (t, rss) in rows.items():
+        ratio = f"{t / floor:.1f}" if floor else "—"
+        print(f"| {name} | {t:.2f} | {ratio} | {rss} |")
+
+
+if __name__ == "__main__":
+    main()
