@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--advisory", action="store_true",
                    help="report a failed quality gate but exit 0 (invalid input still exits 2)")
     p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
+    p.add_argument("--base", metavar="REV",
+                   help="also evaluate this git revision (the PR's base) and compare; its files are "
+                   "read with git, nothing is checked out. Thresholds and conventions come from its config")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     p.add_argument("--version", action="version", version=f"rag-corpus-check {__version__}")
     return p
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         stage = "context"
         ctx = github_context(root)
         stage = "check"
-        outcome = run_check(root, args.config, ctx)
+        outcome = run_check(root, args.config, ctx, base=args.base or None)
         outcome.advisory = args.advisory
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:

@@ -61,6 +61,7 @@ class Config:
     bm25: BM25Params = field(default_factory=BM25Params)
     command: list[str] | None = None
     command_timeout: float = 600.0
+    rule_change_reason: str | None = None
     raw: dict = field(default_factory=dict)
 
     @property
@@ -138,6 +139,7 @@ def load_config(root: str, config_path: str, problems: P.Problems) -> tuple[Conf
         ),
         command=ret.get("command"),
         command_timeout=float(ret.get("timeout", 600)),
+        rule_change_reason=doc.get("rule_change_reason"),
         raw=_plain(doc),
     )
     ok = True

@@ -21,7 +21,13 @@ class ThresholdResult:
     note: str | None = None
 
 
-def apply_thresholds(thresholds: list[Threshold], means: dict[str, float | None]) -> list[ThresholdResult]:
+def apply_thresholds(
+    thresholds: list[Threshold],
+    means: dict[str, float | None],
+    drop_failures: dict[str, str] | None = None,
+) -> list[ThresholdResult]:
+    """One result per threshold. ``drop_failures`` (measure → message) comes
+    from the base comparison; None means no base was compared."""
     out = []
     for t in thresholds:
         key = str(t.measure)
@@ -35,7 +41,11 @@ def apply_thresholds(thresholds: list[Threshold], means: dict[str, float | None]
         else:
             passed = value >= t.min - TOLERANCE
         if t.max_drop is not None:
-            note = (note + "; " if note else "") + "max_drop needs a base comparison (not run)"
+            if drop_failures is None:
+                note = (note + "; " if note else "") + "max_drop not checked: no base was compared"
+            elif key in drop_failures:
+                passed = False
+                note = (note + "; " if note else "") + drop_failures[key]
         out.append(ThresholdResult(key, t.min, value, passed, t.max_drop, note))
     return out
 

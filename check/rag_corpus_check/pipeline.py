@@ -62,6 +62,11 @@ class Outcome:
     retriever: dict | None = None  # how the run was produced, when not from a file
     command: CommandResult | None = None
     irrelevant_by_type: list | None = None
+    rules: object | None = None  # compare.Rules, with --base
+    comparison: object | None = None  # compare.Comparison, when the base was evaluated
+    base_notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
+    base_rev: str | None = None
+    base_sha: str | None = None
     context: Context = field(default_factory=Context)
     advisory: bool = False
     stage: str | None = None  # where an internal error happened
@@ -80,10 +85,16 @@ def decide(problems: P.Problems, thresholds: list[ThresholdResult] | None) -> st
 
 
 def run_check(
-    root: str, config_path: str, context: Context | None = None, *, use_retriever: bool = False
+    root: str,
+    config_path: str,
+    context: Context | None = None,
+    *,
+    use_retriever: bool = False,
+    base: str | None = None,
 ) -> Outcome:
     """The whole check. ``use_retriever`` ignores a committed ``run:`` and lets
-    the configured retriever produce the run (``rag-corpus-check retrieve``)."""
+    the configured retriever produce the run (``rag-corpus-check retrieve``).
+    ``base`` (a git revision) evaluates the base revision too and compares."""
     problems = P.Problems()
     ctx = context or Context()
     out = Outcome(INVALID, 2, problems, context=ctx)
@@ -96,7 +107,18 @@ def run_check(
         return _finish(out, None)
     if use_retriever:
         cfg.run = None
+    if base is not None:
+        return _run_with_base(root, cfg_real, cfg, out, base)
+    ok = _evaluate_tree(root, cfg, out)
+    if ok:
+        out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
+    return _finish(out, out.thresholds if ok else None)
 
+
+def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
+    """load → validate → retrieve → evaluate for one tree. True when the
+    evaluation exists (no input errors)."""
+    problems = out.problems
     out.stage = "load"
     paths = {}
     wanted = [("corpus", cfg.corpus), ("gold", cfg.gold)] + ([("run", cfg.run)] if cfg.run else [])
@@ -107,7 +129,7 @@ def run_check(
         except InputError as exc:
             problems.add(exc.kind, exc.message, file=exc.file or cfg.path_display, line=exc.line)
     if len(paths) < len(wanted):
-        return _finish(out, None)
+        return False
 
     gfmt = gold_format(paths["gold"][1], cfg.gold_format)
     rfmt = run_format(paths["run"][1], cfg.run_format) if cfg.run else "jsonl"
@@ -126,7 +148,7 @@ def run_check(
             file=cfg.path_display, id=paths["run"][1],
         )
     if gfmt is None or rfmt is None:
-        return _finish(out, None)
+        return False
 
     limits = cfg.limits
     index = BM25Index(cfg.bm25) if cfg.run_source == "bm25" else None
@@ -157,22 +179,22 @@ def run_check(
         except InputError:
             pass  # already reported by the reader
     if out.corpus is None or out.gold is None:
-        return _finish(out, None)
+        return False
     if not cfg.run and not problems.has_errors():
         out.stage = "retrieve"
         out.run = _retrieve(cfg, root, paths["corpus"][0], out, index, problems)
     if out.run is None:
-        return _finish(out, None)
+        return False
 
     if problems.has_errors():
         # Cross-file checks over partly read files would only add noise
         # ("question missing" for a question whose line failed its schema).
-        return _finish(out, None)
+        return False
     out.stage = "validate"
     cross_check(cfg, out.corpus, out.gold, out.run, problems)
     if problems.has_errors():
         # Never a verdict on partial data.
-        return _finish(out, None)
+        return False
 
     out.stage = "evaluate"
     out.evaluation = evaluate(
@@ -190,14 +212,12 @@ def run_check(
             f"{cfg.min_grade}); there is nothing to measure — label at least one relevant document",
             file=out.gold.file,
         )
-        return _finish(out, None)
+        return False
     out.irrelevant_by_type = irrelevant_by_type(
         {qid: q.relevant for qid, q in out.gold.queries.items()},
         {qid: q.ranking for qid, q in out.run.queries.items()},
         cfg.k, cfg.min_grade, {d: doc.type for d, doc in out.corpus.docs.items()},
     )
-    out.stage = "gate"
-    out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
     if not cfg.thresholds:
         problems.add(
             P.CONFIG,
@@ -205,11 +225,13 @@ def run_check(
             f"{cfg.k}: 0.7}}`",
             file=cfg.path_display, severity=P.WARNING,
         )
-    return _finish(out, out.thresholds)
+    return True
 
 
 def _finish(out: Outcome, thresholds) -> Outcome:
     out.verdict = decide(out.problems, thresholds)
+    if out.verdict == PASS and out.rules is not None and out.rules.violated:
+        out.verdict = FAIL  # a PR may not quietly loosen the rules
     out.exit_code = EXIT_CODES[out.verdict]
     out.stage = None
     return out
@@ -217,6 +239,114 @@ def _finish(out: Outcome, thresholds) -> Outcome:
 
 def _display(root: str, real: str) -> str:
     return os.path.relpath(real, os.path.realpath(root))
+
+
+# ---------------------------------------------------------------- base
+
+
+def _run_with_base(root: str, cfg_real: str, cfg: Config, out: Outcome, rev: str) -> Outcome:
+    from rag_corpus_check import compare, git_source
+
+    problems = out.problems
+    out.stage = "base"
+    out.base_rev = rev
+    config_rel = _display(root, cfg_real)
+    try:
+        tree = git_source.open_base(root, rev)
+    except InputError as exc:
+        problems.add(exc.kind, exc.message, file=exc.file)
+        return _finish(out, None)
+    out.base_sha = tree.sha
+    try:
+        base_cfg = _load_base_config(tree, config_rel, out)
+        rules = compare.decide_rules(base_cfg, cfg)
+        out.rules = rules
+        compare.apply_rules(cfg, rules)
+        ok = _evaluate_tree(root, cfg, out)
+        if not ok:
+            return _finish(out, None)
+        drop_failures = None
+        if base_cfg is not None:
+            base_out = _evaluate_base(tree, config_rel, base_cfg, rules, out)
+            if base_out is not None:
+                out.stage = "compare"
+                out.comparison = compare.compare(base_out, out, rules, rev, tree.sha)
+                drop_failures = compare.max_drop_failures(rules, out.comparison)
+                if out.comparison.gold_changed and out.comparison.system_changed:
+                    problems.add(
+                        P.CONSISTENCY,
+                        "this PR changes the gold labels and the corpus/run together; review the "
+                        "expected answers separately from the system change (see the attribution)",
+                        file=out.gold.file, severity=P.WARNING,
+                    )
+                if out.comparison.unjudged_new_docs:
+                    n = sum(len(e["doc_ids"]) for e in out.comparison.unjudged_new_docs)
+                    problems.add(
+                        P.CONSISTENCY,
+                        f"{n} new corpus documents enter the top-{cfg.k} without a gold judgement "
+                        f"({len(out.comparison.unjudged_new_docs)} questions); the labels are going "
+                        "stale — judge them (a Judged@k threshold can enforce it)",
+                        file=out.gold.file, severity=P.WARNING,
+                    )
+        out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, drop_failures)
+        return _finish(out, out.thresholds)
+    finally:
+        tree.cleanup()
+
+
+def _load_base_config(tree, config_rel: str, out: Outcome) -> Config | None:
+    from rag_corpus_check import git_source
+
+    try:
+        present = git_source.export(tree, config_rel, 1024 * 1024)
+    except InputError as exc:
+        out.base_notes.append(f"the base config cannot be read ({exc.message}); the head rules apply")
+        return None
+    if not present:
+        out.base_notes.append(
+            f"`{config_rel}` does not exist at the base commit (first introduction): "
+            "the head's thresholds and conventions apply, and there is nothing to compare"
+        )
+        return None
+    base_problems = P.Problems()
+    base_cfg, _ = load_config(tree.root, os.path.join(tree.root, config_rel), base_problems)
+    if base_cfg is None:
+        out.base_notes.append(
+            f"the base config is invalid ({base_problems.error_count()} problems); the head rules apply"
+        )
+    return base_cfg
+
+
+def _evaluate_base(tree, config_rel: str, base_cfg: Config, rules, out: Outcome) -> Outcome | None:
+    from rag_corpus_check import compare, git_source
+
+    if base_cfg.run_source == "command":
+        out.base_notes.append(
+            "the base uses a retriever command; comparing against it is not supported (it would "
+            "need the base tree checked out), so only the head was measured"
+        )
+        return None
+    cfg_dir = os.path.dirname(config_rel)
+    try:
+        for rel in (base_cfg.corpus, base_cfg.gold, base_cfg.run):
+            if rel is None:
+                continue
+            path = os.path.normpath(os.path.join(cfg_dir, rel))
+            if not git_source.export(tree, path, base_cfg.limits.max_file_bytes):
+                out.base_notes.append(f"`{path}` does not exist at the base commit; nothing to compare")
+                return None
+    except InputError as exc:
+        out.base_notes.append(f"the base inputs cannot be read: {exc.message}")
+        return None
+    compare.apply_rules(base_cfg, rules)
+    base_out = Outcome(INVALID, 2, P.Problems(), config=base_cfg)
+    if not _evaluate_tree(tree.root, base_cfg, base_out):
+        out.base_notes.append(
+            f"the base inputs are invalid ({base_out.problems.error_count()} problems); "
+            "nothing to compare — the head is judged on its own"
+        )
+        return None
+    return base_out
 
 
 # ---------------------------------------------------------------- context

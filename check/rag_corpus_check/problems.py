@@ -23,6 +23,7 @@ CONFIG = "config"  # the configuration itself
 PATH = "path"  # file access rules (outside the repository, symlink, not a file)
 LIMIT = "limit"  # a size or count cap was exceeded
 RETRIEVER = "retriever"  # the configured retriever command failed
+BASE = "base"  # the base revision given with --base cannot be read
 
 
 @dataclass(frozen=True)

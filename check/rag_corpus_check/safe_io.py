@@ -13,9 +13,12 @@ traceback.
 from __future__ import annotations
 
 import codecs
+import errno
+import gc
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,12 +44,16 @@ class Limits:
     max_file_bytes: int = 2 * 1024**3
     max_line_bytes: int = 16 * 1024**2
     max_records: int = 5_000_000
-    max_yaml_bytes: int = 64 * 1024**2
+    # YAML/JSON documents are parsed whole: PyYAML (libyaml) builds ~1 MB/s of
+    # small nodes, so 4 MiB stays within seconds; larger gold sets belong in JSONL.
+    max_yaml_bytes: int = 4 * 1024**2
     max_yaml_nodes: int = 5_000_000
     max_depth: int = 64
 
 
 CONFIG_MAX_BYTES = 1024 * 1024
+# Whole-document reads (YAML, JSON) never exceed this, whatever max_file_bytes says.
+MAX_DOCUMENT_BYTES = Limits.max_yaml_bytes
 
 
 def resolve_input(root: str, base_dir: str, rel: str, display_hint: str) -> tuple[str, str]:
@@ -75,6 +82,12 @@ def resolve_input(root: str, base_dir: str, rel: str, display_hint: str) -> tupl
             f"{display_hint}: `{safe_text(rel)}` points outside the repository; "
             "inputs must live in the repository being checked",
         )
+    if _in_git_dir(joined, real_root):
+        raise InputError(
+            "path",
+            f"{display_hint}: `{safe_text(display)}` is inside `.git`; git metadata (which can "
+            "hold a token) is never read — point the config at a file in the working tree",
+        )
     real = os.path.realpath(joined)
     if not _inside(real, real_root):
         raise InputError(
@@ -83,7 +96,21 @@ def resolve_input(root: str, base_dir: str, rel: str, display_hint: str) -> tupl
             "repository; replace it with the file itself",
             file=display,
         )
+    if _in_git_dir(real, real_root):
+        raise InputError(
+            "path",
+            f"{display_hint}: `{safe_text(display)}` is a symlink into `.git`; git metadata "
+            "(which can hold a token) is never read — replace it with the file itself",
+            file=display,
+        )
     return real, display
+
+
+def _in_git_dir(path: str, root: str) -> bool:
+    """True when ``path`` (inside ``root``) goes through a ``.git`` entry. The
+    checkout's ``.git/config`` can hold the job's token (``persist-credentials``)."""
+    rel = os.path.relpath(os.path.abspath(path), root)
+    return any(part.lower() == ".git" for part in rel.replace("\\", "/").split("/"))
 
 
 def _inside(path: str, root: str) -> bool:
@@ -102,9 +129,13 @@ def open_regular(real: str, display: str, max_bytes: int):
     except IsADirectoryError:
         raise InputError("path", "is a directory, expected a file", file=display) from None
     except OSError as exc:
-        raise InputError(
-            "path", f"cannot open the file ({exc.__class__.__name__})", file=display
-        ) from None
+        why = {
+            errno.ELOOP: "it is a symlink loop",
+            errno.EACCES: "permission denied",
+            errno.ENOTDIR: "a part of the path is not a directory",
+            errno.ENAMETOOLONG: "the path is too long",
+        }.get(exc.errno, exc.__class__.__name__)
+        raise InputError("path", f"cannot open the file ({why})", file=display) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
@@ -122,12 +153,43 @@ def open_regular(real: str, display: str, max_bytes: int):
     return os.fdopen(fd, "rb", buffering=1024 * 1024)
 
 
+# Files a reader refused for a size limit, by identity. The pipeline hashes
+# every input for the provenance; reading a 2 GB file whole for that, after
+# its first line was refused, took 6 s (measured). Such a file is not hashed.
+_REFUSED: dict[tuple, None] = {}
+
+
+def _identity(f) -> tuple:
+    st = os.fstat(f.fileno())
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _refused(f, exc: InputError) -> InputError:
+    if len(_REFUSED) > 1000:
+        _REFUSED.clear()
+    _REFUSED[_identity(f)] = None
+    return exc
+
+
 def read_bytes(real: str, display: str, max_bytes: int) -> bytes:
+    """Read a whole document (YAML or JSON, parsed in memory) of at most
+    ``max_bytes`` and never more than :data:`MAX_DOCUMENT_BYTES`: a 2 GB file
+    must be refused before it is read, not after."""
+    cap = min(max_bytes, MAX_DOCUMENT_BYTES)
     with open_regular(real, display, max_bytes) as f:
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise InputError("limit", f"file is over the limit of {max_bytes} bytes", file=display)
-    return data
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(cap + 1) if size <= cap else b""  # count what is read: /proc reports 0
+        if size <= cap and len(data) <= cap:
+            return data
+        if cap == MAX_DOCUMENT_BYTES:
+            raise _refused(f, InputError(
+                "limit",
+                f"file is {max(size, len(data))} bytes, over the limit of {cap} bytes for a YAML or "
+                "JSON document (it is parsed whole, in memory); put a gold set this large in "
+                "JSONL, one question per line, or TREC qrels",
+                file=display,
+            ))
+        raise _refused(f, InputError("limit", f"file is over the limit of {cap} bytes", file=display))
 
 
 # ---------------------------------------------------------------- text decoding
@@ -187,11 +249,41 @@ _DECODER = json.JSONDecoder(
 )
 
 
+# A `\uD800`-`\uDFFF` escape: JSON can spell a lone UTF-16 surrogate, which is
+# not Unicode text (it cannot be written as UTF-8: the results file would fail).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _SURROGATE.search(v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
 def loads_strict(text: str, display: str, line: int | None):
-    """json.loads with duplicate keys, NaN/Infinity and overflow rejected, and
-    every failure (including deep nesting) turned into an InputError."""
+    """json.loads with duplicate keys, NaN/Infinity, overflow and lone
+    surrogates rejected, and every failure (including deep nesting) turned
+    into an InputError."""
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
+        if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(value):
+            raise InputError(
+                "parse",
+                "invalid JSON: a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF "
+                "escape without its pair), which is not Unicode text",
+                file=display, line=line,
+            )
+        return value
     except json.JSONDecodeError as exc:
         # exc.msg describes the syntax error; it does not echo the input.
         ln = line if line is not None else exc.lineno
@@ -226,17 +318,18 @@ def iter_jsonl(
             lineno += 1
             total += len(raw)
             if total > limits.max_file_bytes:
-                raise InputError(
-                    "limit", f"file is over the limit of {limits.max_file_bytes} bytes",
+                raise _refused(f, InputError(
+                    "limit", f"file is over the limit of {limits.max_file_bytes} bytes "
+                    "(raise `limits.max_file_bytes` in the config if this is intended)",
                     file=display, line=lineno,
-                )
+                ))
             if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
-                raise InputError(
+                raise _refused(f, InputError(
                     "limit",
                     f"line is longer than {limits.max_line_bytes} bytes "
                     "(raise `limits.max_line_bytes` in the config if this is intended)",
                     file=display, line=lineno,
-                )
+                ))
             if lineno == 1:
                 raw = _check_bom(raw, display)
             if raw.endswith(b"\n"):
@@ -247,12 +340,12 @@ def iter_jsonl(
                 continue
             records += 1
             if records > limits.max_records:
-                raise InputError(
+                raise _refused(f, InputError(
                     "limit",
                     f"more than {limits.max_records} records "
                     "(raise `limits.max_records` in the config if this is intended)",
                     file=display, line=lineno,
-                )
+                ))
             text = decode_utf8(raw, display, lineno)
             if with_raw:
                 yield lineno, loads_strict(text, display, lineno), raw
@@ -265,17 +358,26 @@ def iter_text_lines(real: str, display: str, limits: Limits) -> Iterator[tuple[i
     ``(line_number, line)`` for non-blank lines, decoded as UTF-8."""
     with open_regular(real, display, limits.max_file_bytes) as f:
         lineno = 0
+        total = 0
         records = 0
         while True:
             raw = f.readline(limits.max_line_bytes + 1)
             if not raw:
                 break
             lineno += 1
-            if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
-                raise InputError(
-                    "limit", f"line is longer than {limits.max_line_bytes} bytes",
+            total += len(raw)
+            if total > limits.max_file_bytes:
+                raise _refused(f, InputError(
+                    "limit", f"file is over the limit of {limits.max_file_bytes} bytes "
+                    "(raise `limits.max_file_bytes` in the config if this is intended)",
                     file=display, line=lineno,
-                )
+                ))
+            if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
+                raise _refused(f, InputError(
+                    "limit", f"line is longer than {limits.max_line_bytes} bytes "
+                    "(raise `limits.max_line_bytes` in the config if this is intended)",
+                    file=display, line=lineno,
+                ))
             if lineno == 1:
                 raw = _check_bom(raw, display)
             text = decode_utf8(raw, display, lineno).rstrip("\r\n")
@@ -283,9 +385,11 @@ def iter_text_lines(real: str, display: str, limits: Limits) -> Iterator[tuple[i
                 continue
             records += 1
             if records > limits.max_records:
-                raise InputError(
-                    "limit", f"more than {limits.max_records} records", file=display, line=lineno
-                )
+                raise _refused(f, InputError(
+                    "limit", f"more than {limits.max_records} records "
+                    "(raise `limits.max_records` in the config if this is intended)",
+                    file=display, line=lineno,
+                ))
             yield lineno, text
 
 
@@ -321,53 +425,116 @@ _PLAIN_TAGS = {
 }
 
 
+# libyaml's composer is ~10x faster than the pure-Python one; it recurses in C
+# and segfaults on ~50,000 nesting levels, which _precheck_depth rules out first.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", None) if yaml.__with_libyaml__ else None
+_YAML_LOADER = _YAML_LOADER or yaml.SafeLoader
+
+
 def load_yaml(data: bytes, display: str, limits: Limits):
     """Parse one YAML document into plain values (dict/list/str/int/float/bool/
     None) with line numbers. Only the safe loader's scalars are constructed;
     timestamps stay strings (``snapshot: 2026-11-30`` means the text), any other
-    tag is an error, duplicate keys are errors, aliases and depth are capped."""
+    tag is an error, duplicate keys are errors, numbers whose YAML 1.1 reading
+    is a surprise (``012`` octal, ``1:20`` base 60, ``1_000``) are errors,
+    aliases, size and depth are capped."""
+    if len(data) > limits.max_yaml_bytes:
+        raise InputError(
+            "limit", f"YAML document is over the limit of {limits.max_yaml_bytes} bytes",
+            file=display,
+        )
     data = _check_bom(data, display)
     text = decode_utf8(data, display, None)
     _precheck_depth(text, display, limits.max_depth)
-    loader = yaml.SafeLoader(text)
+    # Composing builds millions of small objects and no reference cycles; the
+    # cyclic GC would rescan them all again and again (measured: 3x slower).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        node = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        # exc.problem is a short description; exc itself would echo the source line.
-        problem = safe_text(exc.problem or "syntax error", 120)
-        raise InputError("parse", f"invalid YAML: {problem}", file=display, line=line) from None
-    except yaml.YAMLError as exc:  # e.g. "expected a single document"
-        raise InputError(
-            "parse", f"invalid YAML: {safe_text(getattr(exc, 'problem', None) or 'not a single document', 120)}",
-            file=display,
-        ) from None
+        loader = _compose(text, display)
+        node = loader[1]
+        if node is None:
+            return None
+        budget = [limits.max_yaml_nodes, set(), 0]
+        return _to_plain(node, loader[0], display, budget, 0, limits.max_depth)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _compose(text: str, display: str):
+    try:
+        loader = _YAML_LOADER(text)
+    except yaml.YAMLError as exc:  # the reader checks the characters up front
+        raise _yaml_error(exc, text, display) from None
+    try:
+        return loader, loader.get_single_node()
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, text, display) from None
     except RecursionError:
         raise InputError("limit", "YAML nested too deeply", file=display) from None
     finally:
         loader.dispose()
-    if node is None:
-        return None
-    budget = [limits.max_yaml_nodes]
-    return _to_plain(node, loader, display, budget, 0, limits.max_depth)
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str, display: str) -> InputError:
+    """An InputError from a PyYAML error without quoting the source: the
+    exception's own text would echo the offending line."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = safe_text(exc.problem or exc.context or "syntax error", 120)
+        return InputError("parse", f"invalid YAML: {problem}", file=display, line=line)
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = None
+        if isinstance(exc.position, int) and 0 <= exc.position <= len(text):
+            line = text.count("\n", 0, exc.position) + 1
+        ch = exc.character
+        what = f"U+{ch:04X}" if isinstance(ch, int) else "a character"
+        return InputError(
+            "parse", f"invalid YAML: {what} is not allowed in a YAML file (control character)",
+            file=display, line=line,
+        )
+    problem = getattr(exc, "problem", None) or "not a single YAML document"
+    return InputError("parse", f"invalid YAML: {safe_text(problem, 120)}", file=display)
+
+
+# Indicators that open a nested block node on the same line: "- - x", "? - x".
+_COMPACT = re.compile(r"[ \t]*((?:(?:[-?:]|[&!]\S*)[ \t]+)*)")
 
 
 def _precheck_depth(text: str, display: str, max_depth: int) -> None:
-    # Cheap guard before the (recursive) composer sees the text: flow nesting
-    # and nested block sequences on one line ("- - - -") are what blows the stack.
+    """Refuse text that could nest deeper than the composer's stack allows,
+    before the composer (recursive, in C for libyaml) sees it. Over-counts on
+    purpose: brackets inside strings count, and every line's indentation plus
+    its leading ``- ``/``? `` indicators bound its block nesting."""
     depth = 0
-    for ch in text:
+    for ch in re.findall(r"[\[\]{}]", text):
         if ch in "[{":
             depth += 1
             if depth > max_depth * 4:
                 raise InputError(
                     "limit", f"YAML nested deeper than {max_depth} levels", file=display
                 )
-        elif ch in "]}":
+        else:
             depth = max(0, depth - 1)
     for n, line in enumerate(text.split("\n"), 1):
-        if line.count("- ") > max_depth or (len(line) - len(line.lstrip(" "))) > max_depth * 8:
+        m = _COMPACT.match(line)
+        indent = len(line) - len(line.lstrip(" \t"))
+        tokens = len(m.group(1).split()) if m else 0
+        if tokens > max_depth or indent > max_depth * 8:
             raise InputError("limit", f"YAML nested deeper than {max_depth} levels", file=display, line=n)
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_PLAIN_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+# Nodes reached a second time through an alias. A "billion laughs" file has a
+# hundred nodes and expands to 10^9; real files share a few small mappings.
+MAX_ALIAS_EXPANSION = 200_000
 
 
 def _to_plain(node, loader, display, budget, depth, max_depth):
@@ -377,26 +544,59 @@ def _to_plain(node, loader, display, budget, depth, max_depth):
             "limit", "YAML expands to too many nodes (alias bomb?)", file=display,
             line=node.start_mark.line + 1,
         )
+    seen = budget[1]
+    if id(node) in seen:
+        budget[2] += 1
+        if budget[2] > MAX_ALIAS_EXPANSION:
+            raise InputError(
+                "limit",
+                f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (alias bomb?); "
+                "write the values out instead of repeating `*alias` references",
+                file=display, line=node.start_mark.line + 1,
+            )
+    else:
+        seen.add(id(node))
     line = node.start_mark.line + 1
     if depth > max_depth:
         raise InputError("limit", f"YAML nested deeper than {max_depth} levels", file=display, line=line)
     if isinstance(node, yaml.ScalarNode):
         tag = node.tag
-        if tag == "tag:yaml.org,2002:timestamp":
-            return node.value
-        if tag not in _PLAIN_TAGS:
+        if tag == _STR_TAG or tag == "tag:yaml.org,2002:timestamp":
+            value = node.value
+        elif tag == _INT_TAG and _PLAIN_INT.fullmatch(node.value):
+            value = int(node.value)  # the common case, without the constructor's detour
+        elif tag not in _PLAIN_TAGS:
             raise InputError(
                 "parse",
                 f"YAML tag `{safe_text(tag, 60)}` is not allowed; only plain values are",
                 file=display, line=line,
             )
-        try:
-            value = loader.construct_object(node, deep=True)
-        except (ValueError, yaml.YAMLError):
-            raise InputError("parse", "YAML value cannot be read", file=display, line=line) from None
+        else:
+            try:
+                value = loader.construct_object(node, deep=True)
+            except (ValueError, yaml.YAMLError):
+                raise InputError("parse", "YAML value cannot be read", file=display, line=line) from None
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise InputError(
+                    "parse", "a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF "
+                    "escape), which is not Unicode text", file=display, line=line,
+                )
+            return value
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(
                 "parse", "non-finite number (.nan/.inf) is not allowed", file=display, line=line
+            )
+        raw = node.value.strip()
+        if (isinstance(value, int) and not isinstance(value, bool) and not _PLAIN_INT.fullmatch(raw)) or (
+            isinstance(value, float) and not _PLAIN_FLOAT.fullmatch(raw)
+        ):
+            raise InputError(
+                "parse",
+                f"YAML reads `{safe_text(raw, 40)}` as the number {value!r} (YAML 1.1: a leading 0 "
+                "is octal, `1:20` is base 60, `_` is dropped, 0x/0b are hex/binary); write the "
+                "number in plain decimal, or quote it if it is text",
+                file=display, line=line,
             )
         return value
     if isinstance(node, yaml.SequenceNode):
@@ -468,6 +668,8 @@ def sha256_file(real: str, display: str, max_bytes: int) -> str:
 
     h = hashlib.sha256()
     with open_regular(real, display, max_bytes) as f:
+        if _identity(f) in _REFUSED:
+            raise InputError("limit", "not hashed: its reader refused it for a size limit", file=display)
         for chunk in iter(lambda: f.read(1024 * 1024), b""):
             h.update(chunk)
     return h.hexdigest()

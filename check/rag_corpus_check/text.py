@@ -37,7 +37,10 @@ def safe_text(value: object, limit: int = 300) -> str:
     out = out.replace("##[", "#\\#[")
     if out.lstrip().startswith("::"):
         out = "\\" + out.lstrip()
-    return out.replace("::", ":\\:")
+    # Repeat: ":::" becomes ":\::" after one pass, which still holds "::".
+    while "::" in out:
+        out = out.replace("::", ":\\:")
+    return out
 
 
 def safe_id(value: object) -> str:

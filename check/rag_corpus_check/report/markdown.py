@@ -64,13 +64,32 @@ class Summary:
 
     def render(self, max_bytes: int = MAX_SUMMARY_BYTES) -> str:
         out = "\n\n".join(self.parts) + "\n"
-        data = out.encode("utf-8")
-        if len(data) <= max_bytes:
+        if len(out.encode("utf-8")) <= max_bytes:
             return out
-        cut = data[: max_bytes - 300].decode("utf-8", "ignore")
-        cut = cut[: cut.rfind("\n")]
-        return (
-            cut
-            + "\n\n> [!WARNING]\n> The summary was cut to stay under GitHub's 1 MiB limit; "
+        # Keep whole blocks while they fit; cut the first one that does not at
+        # a line boundary (a table keeps its header), unless it is a folded
+        # block or a code fence, which must not be left open.
+        notice = (
+            "> [!WARNING]\n> The summary was cut to stay under GitHub's 1 MiB limit; "
             "the results file has every value.\n"
         )
+        budget = max_bytes - len(notice.encode("utf-8")) - 4
+        kept: list[str] = []
+        used = 0
+        for part in self.parts:
+            size = len(part.encode("utf-8")) + 2
+            if used + size <= budget:
+                kept.append(part)
+                used += size
+                continue
+            if not part.startswith(("<details>", "````")):
+                lines, room = [], budget - used - 2
+                for line in part.split("\n"):
+                    room -= len(line.encode("utf-8")) + 1
+                    if room < 0:
+                        break
+                    lines.append(line)
+                if lines and not (lines[0].startswith("|") and len(lines) < 3):
+                    kept.append("\n".join(lines))
+            break
+        return "\n\n".join(kept) + "\n\n" + notice

@@ -7,6 +7,7 @@ import os
 import tempfile
 
 from rag_corpus_check.pipeline import Outcome, environment
+from rag_corpus_check.report.changes import comparison_json
 from rag_corpus_check.report.conventions import conventions_json
 
 
@@ -51,6 +52,7 @@ def results_dict(out: Outcome) -> dict:
             for q in (ev.queries if ev else [])
         ],
         "run_source": _run_source(out),
+        "comparison": comparison_json(out),
         "irrelevant_by_type": out.irrelevant_by_type or [],
         "problems": [p.to_json() for p in out.problems.items],
         "problems_dropped": dict(out.problems.dropped),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PASS, Outcome
+from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
@@ -91,6 +92,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
             s.para("No metrics were computed: a verdict on invalid input would be meaningless.")
 
     add_retrieval_sections(s, out)
+    add_change_sections(s, out)
 
     ev = out.evaluation
     cfg = out.config
