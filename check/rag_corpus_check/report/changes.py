@@ -65,7 +65,7 @@ def add_sections(s: Summary, out: Outcome) -> None:
             )
             rows.append([cell(q["query_id"]), fmt(q["base"]), fmt(q["head"]), _signed(q["delta"]), docs])
         s.heading(f"Questions that dropped ({sum(1 for q in cmp_.questions if q['delta'] < 0)})", 4)
-        s.table(["question", "base", "head", "Δ " + cell(drops[0]["measure"]), "relevant documents, position base → head"], rows)
+        s.table(["question", "base", "head", f"Δ `{drops[0]['measure']}`", "relevant documents, position base → head"], rows)
     if rises:
         s.para("Rose most: " + ", ".join(f"{cell(q['query_id'])} ({_signed(q['delta'])})" for q in rises))
     if cmp_.added or cmp_.removed:
