@@ -28,14 +28,31 @@ def test_example_passes(repo, run_cli):
     assert q15["values"]["R@5"] is None and q15["values"]["nDCG@5"] is None
     assert results["counts"]["in_means"] == 14 and results["counts"]["no_relevant"] == 1
     assert set(results["provenance"]["inputs"]) == {
-        ".rag-corpus-check.yml", "corpus.jsonl", "gold.yaml", "run.jsonl"}
+        ".rag-corpus-check.yml",
+        "corpus.jsonl",
+        "gold.yaml",
+        "run.jsonl",
+    }
     assert results["provenance"]["corpus_fingerprint"].startswith("sha256:")
     assert results["conventions"] == {
-        "k": 5, "gain": "linear", "short_list": "pad", "min_grade": 1, "max_grade": 2,
-        "discount": "1/log2(rank+1)", "unjudged": "grade 0",
-        "means_over": "questions with at least one relevant document"}
+        "k": 5,
+        "gain": "linear",
+        "short_list": "pad",
+        "min_grade": 1,
+        "max_grade": 2,
+        "discount": "1/log2(rank+1)",
+        "unjudged": "grade 0",
+        "means_over": "questions with at least one relevant document",
+    }
     assert "PASSED" in out and "q15" in out
-    for text in ("K = 5", "linear", "log2(position + 1)", "padded", "grade ≥ 1", "Excluded from the means (1)"):
+    for text in (
+        "K = 5",
+        "linear",
+        "log2(position + 1)",
+        "padded",
+        "grade ≥ 1",
+        "Excluded from the means (1)",
+    ):
         assert text in summary
     # Warnings (a stale document among the labels with grade 0 is fine; none here).
     assert results["counts"]["errors"] == 0
@@ -69,11 +86,38 @@ def test_advisory_does_not_hide_invalid_input(repo, run_cli):
 
 def test_bundled_configs_from_repo_root(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
-    for cfg in ("examples/kb/.rag-corpus-check.yml", "examples/kb/committed-run.rag-corpus-check.yml"):
-        assert main(["--config", cfg, "--output", str(tmp_path / "a.json"),
-                     "--summary-file", str(tmp_path / "a.md"), "--no-github"]) == 0, cfg
-    assert main(["--config", "examples/kb-regressed/.rag-corpus-check.yml", "--output",
-                 str(tmp_path / "b.json"), "--summary-file", str(tmp_path / "b.md"), "--no-github"]) == 1
+    for cfg in (
+        "examples/kb/.rag-corpus-check.yml",
+        "examples/kb/committed-run.rag-corpus-check.yml",
+    ):
+        assert (
+            main(
+                [
+                    "--config",
+                    cfg,
+                    "--output",
+                    str(tmp_path / "a.json"),
+                    "--summary-file",
+                    str(tmp_path / "a.md"),
+                    "--no-github",
+                ]
+            )
+            == 0
+        ), cfg
+    assert (
+        main(
+            [
+                "--config",
+                "examples/kb-regressed/.rag-corpus-check.yml",
+                "--output",
+                str(tmp_path / "b.json"),
+                "--summary-file",
+                str(tmp_path / "b.md"),
+                "--no-github",
+            ]
+        )
+        == 1
+    )
 
 
 def test_stale_label_is_a_warning_by_default(repo, run_cli):
@@ -88,7 +132,7 @@ def test_stale_label_is_a_warning_by_default(repo, run_cli):
 
 def test_missing_question_scores_zero_and_is_reported(repo, run_cli):
     lines = (repo / "run.jsonl").read_text().splitlines()
-    (repo / "run.jsonl").write_text("\n".join(ln for ln in lines if "\"q03\"" not in ln) + "\n")
+    (repo / "run.jsonl").write_text("\n".join(ln for ln in lines if '"q03"' not in ln) + "\n")
     code, out, err, results, summary = run_cli()
     q03 = next(q for q in results["queries"] if q["query_id"] == "q03")
     assert q03["in_run"] is False and q03["values"]["nDCG@5"] == 0.0 and q03["values"]["P@5"] == 0.0
@@ -149,7 +193,9 @@ def _to_trec(repo):
         rec = json.loads(line)
         n = len(rec["ranking"])
         # Scores carry the order; ranks are deliberately scrambled (trec_eval ignores them).
-        run += [f"{rec['query_id']} Q0 {d} {n - i} {n - i}.5 sys" for i, d in enumerate(rec["ranking"])]
+        run += [
+            f"{rec['query_id']} Q0 {d} {n - i} {n - i}.5 sys" for i, d in enumerate(rec["ranking"])
+        ]
     write(repo / "run.trec", "\n".join(run) + "\n")
     return gold
 
@@ -169,7 +215,11 @@ def test_trec_run_orders_by_score_then_docid_descending(repo, run_cli):
     _to_trec(repo)
     lines = [ln for ln in (repo / "run.trec").read_text().splitlines() if not ln.startswith("q01 ")]
     # q01: ties at the same score; trec_eval puts the larger doc id first.
-    lines += ["q01 Q0 faq-004 1 1.0 sys", "q01 Q0 policy-002 2 1.0 sys", "q01 Q0 howto-003 3 0.5 sys"]
+    lines += [
+        "q01 Q0 faq-004 1 1.0 sys",
+        "q01 Q0 policy-002 2 1.0 sys",
+        "q01 Q0 howto-003 3 0.5 sys",
+    ]
     write(repo / "run.trec", "\n".join(lines) + "\n")
     s = (repo / ".rag-corpus-check.yml").read_text().replace("run: run.jsonl", "run: run.trec")
     (repo / ".rag-corpus-check.yml").write_text(s)
@@ -177,6 +227,7 @@ def test_trec_run_orders_by_score_then_docid_descending(repo, run_cli):
     q01 = next(q for q in results["queries"] if q["query_id"] == "q01")
     # order policy-002 (2), faq-004 (1), howto-003 (0): the ideal top-2
     import math
+
     ideal = 2 + 1 / math.log2(3) + 1 / math.log2(4)
     assert q01["values"]["nDCG@5"] == pytest.approx((2 + 1 / math.log2(3)) / ideal)
 
@@ -189,7 +240,9 @@ def test_trec_run_duplicate_is_invalid(repo, run_cli):
     (repo / ".rag-corpus-check.yml").write_text(s)
     code, out, err, results, _ = run_cli()
     assert code == 2
-    assert any("appears twice" in p["message"] and p["id"] == "policy-002" for p in results["problems"])
+    assert any(
+        "appears twice" in p["message"] and p["id"] == "policy-002" for p in results["problems"]
+    )
 
 
 def test_gold_as_json_and_jsonl(repo, run_cli):
@@ -201,7 +254,9 @@ def test_gold_as_json_and_jsonl(repo, run_cli):
     write(repo / "gold.jsonl", "\n".join(json.dumps(q) for q in doc["queries"]) + "\n")
     original = (repo / ".rag-corpus-check.yml").read_text()
     for name in ("gold.json", "gold.jsonl"):
-        (repo / ".rag-corpus-check.yml").write_text(original.replace("gold: gold.yaml", f"gold: {name}"))
+        (repo / ".rag-corpus-check.yml").write_text(
+            original.replace("gold: gold.yaml", f"gold: {name}")
+        )
         code, out, err, res, _ = run_cli()
         assert code == 0, (name, out)
         assert res["metrics"] == native["metrics"]
@@ -235,10 +290,19 @@ def test_github_outputs_annotations_and_step_summary(repo, run_cli, tmp_path, mo
     (repo / "gold.yaml").write_text(s.replace("      faq-004: 1\n", "      doc-9: 1\n", 1))
     code, out, err, results, summary = run_cli()
     assert code == 2
-    line = next(i for i, t in enumerate((repo / "gold.yaml").read_text().splitlines(), 1) if "doc-9" in t)
-    assert f"::error file=gold.yaml,line={line},title=rag-corpus-check%3A consistency::[doc-9] unknown document id" in out
+    line = next(
+        i for i, t in enumerate((repo / "gold.yaml").read_text().splitlines(), 1) if "doc-9" in t
+    )
+    assert (
+        f"::error file=gold.yaml,line={line},title=rag-corpus-check%3A consistency::[doc-9] unknown document id"
+        in out
+    )
     outputs = parse_github_output(out_file.read_text())
-    assert outputs["passed"] == "false" and outputs["verdict"] == "invalid" and outputs["exit-code"] == "2"
+    assert (
+        outputs["passed"] == "false"
+        and outputs["verdict"] == "invalid"
+        and outputs["exit-code"] == "2"
+    )
     assert Path(outputs["results-path"]).is_file()
     assert sum_file.read_text() == summary
     # Not a git checkout: the commit comes from GITHUB_SHA, with a link.
@@ -255,8 +319,18 @@ def test_github_outputs_on_pass(repo, run_cli, tmp_path, monkeypatch):
     results = json.loads(Path(outputs["results-path"]).read_text())
     assert float(outputs["ndcg"]) == pytest.approx(results["metrics"]["nDCG@5"], abs=1e-10)
     assert float(outputs["precision"]) == pytest.approx(5 / 14, abs=1e-10)
-    assert set(outputs) == {"passed", "verdict", "exit-code", "results-path", "summary-path",
-                            "k", "precision", "recall", "ndcg", "judged"}
+    assert set(outputs) == {
+        "passed",
+        "verdict",
+        "exit-code",
+        "results-path",
+        "summary-path",
+        "k",
+        "precision",
+        "recall",
+        "ndcg",
+        "judged",
+    }
 
 
 def test_annotations_are_capped_at_ten_per_type(repo, run_cli, monkeypatch):
@@ -278,7 +352,7 @@ def parse_github_output(text: str) -> dict:
         if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
             name, delim = line.split("<<", 1)
             j = lines.index(delim, i + 1)
-            result[name] = "\n".join(lines[i + 1:j])
+            result[name] = "\n".join(lines[i + 1 : j])
             i = j + 1
         else:
             name, value = line.split("=", 1)
@@ -289,11 +363,21 @@ def parse_github_output(text: str) -> dict:
 
 def test_pr_head_and_merge_commit_in_summary(repo, run_cli, tmp_path, monkeypatch):
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], cwd=repo, check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"], cwd=repo, check=True
+    )
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+        cwd=repo,
+        check=True,
+    )
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"head": {"sha": "b" * 40}, "base": {"sha": "c" * 40}}}))
+    event.write_text(
+        json.dumps({"pull_request": {"head": {"sha": "b" * 40}, "base": {"sha": "c" * 40}}})
+    )
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request")
     monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
@@ -323,7 +407,14 @@ def test_internal_error_exits_3_without_traceback(repo, run_cli, monkeypatch):
 def test_unwritable_results_path_exits_3(repo, run_cli, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    code = main(["--output", str(blocker / "sub" / "results.json"), "--summary-file", str(tmp_path / "s.md")])
+    code = main(
+        [
+            "--output",
+            str(blocker / "sub" / "results.json"),
+            "--summary-file",
+            str(tmp_path / "s.md"),
+        ]
+    )
     cap = capsys.readouterr()
     assert code == 3 and "Traceback" not in cap.out + cap.err
 
@@ -334,15 +425,29 @@ def test_default_output_goes_to_runner_temp(repo, tmp_path, monkeypatch, capsys)
     out = capsys.readouterr().out
     expected = tmp_path / "rt" / "rag-corpus-check" / "results.json"
     assert expected.is_file() and str(expected) in out
-    assert not any(p.name.endswith(".json") and p.name.startswith("results") for p in repo.iterdir())
+    assert not any(
+        p.name.endswith(".json") and p.name.startswith("results") for p in repo.iterdir()
+    )
 
 
 def test_python_dash_m_and_console_script(repo, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "check")}
     env.pop("GITHUB_ACTIONS", None)
-    res = subprocess.run([sys.executable, "-m", "rag_corpus_check", "--output", str(tmp_path / "r.json"),
-                          "--summary-file", str(tmp_path / "s.md")], cwd=repo, env=env,
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rag_corpus_check",
+            "--output",
+            str(tmp_path / "r.json"),
+            "--summary-file",
+            str(tmp_path / "s.md"),
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "PASSED" in res.stdout
     script = Path(sys.executable).parent / "rag-corpus-check"
@@ -356,11 +461,25 @@ def test_launcher_ignores_modules_in_the_workspace(repo, tmp_path):
     yaml.py or check/ package planted in the checked-out tree."""
     write(repo / "yaml.py", "raise SystemExit('planted yaml imported')\n")
     write(repo / "jsonschema" / "__init__.py", "raise SystemExit('planted jsonschema imported')\n")
-    write(repo / "rag_corpus_check" / "__init__.py", "raise SystemExit('planted package imported')\n")
+    write(
+        repo / "rag_corpus_check" / "__init__.py", "raise SystemExit('planted package imported')\n"
+    )
     write(repo / "sitecustomize.py", "raise SystemExit('planted sitecustomize imported')\n")
-    res = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "launch.py"),
-                          "--output", str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md")],
-                         cwd=repo, capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            str(ROOT / "check" / "launch.py"),
+            "--output",
+            str(tmp_path / "r.json"),
+            "--summary-file",
+            str(tmp_path / "s.md"),
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"]},
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "planted" not in res.stdout + res.stderr
 
@@ -368,13 +487,49 @@ def test_launcher_ignores_modules_in_the_workspace(repo, tmp_path):
 def test_readme_quick_start_output_is_true(tmp_path, monkeypatch, capsys):
     """The README shows what `make demo` prints; keep it honest."""
     monkeypatch.chdir(ROOT)
-    assert main(["--config", "examples/kb/.rag-corpus-check.yml", "--no-github",
-                 "--output", str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md")]) == 0
+    assert (
+        main(
+            [
+                "--config",
+                "examples/kb/.rag-corpus-check.yml",
+                "--no-github",
+                "--output",
+                str(tmp_path / "r.json"),
+                "--summary-file",
+                str(tmp_path / "s.md"),
+            ]
+        )
+        == 0
+    )
     actual = capsys.readouterr().out.splitlines()
     readme = (ROOT / "README.md").read_text()
-    block = readme.split("```text\nrag-corpus-check: PASSED\n", 1)[1].split("```", 1)[0].splitlines()
-    shown = [ln for ln in block if ln.strip() and "..." not in ln and "XXXX" not in ln and "<the commit" not in ln]
+    block = (
+        readme.split("```text\nrag-corpus-check: PASSED\n", 1)[1].split("```", 1)[0].splitlines()
+    )
+    shown = [
+        ln
+        for ln in block
+        if ln.strip() and "..." not in ln and "XXXX" not in ln and "<the commit" not in ln
+    ]
     assert len(shown) > 10
     for line in shown:
         assert line in actual, line
     assert (ROOT / "Makefile").read_text().count("examples/kb/.rag-corpus-check.yml") == 1
+
+
+def test_readme_config_reference_is_valid(tmp_path):
+    """The configuration block in the README loads without a problem."""
+    from rag_corpus_check.config import load_config
+    from rag_corpus_check.problems import Problems
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Configuration", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    write(tmp_path / ".rag-corpus-check.yml", block)
+    problems = Problems()
+    cfg, _ = load_config(str(tmp_path), str(tmp_path / ".rag-corpus-check.yml"), problems)
+    assert cfg is not None, [p.message for p in problems.items]
+    assert (
+        cfg.k == 5
+        and cfg.run == "run.jsonl"
+        and {str(t.measure) for t in cfg.thresholds} == {"P@5", "R@5", "nDCG@5"}
+    )
