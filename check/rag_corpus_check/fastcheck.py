@@ -16,6 +16,8 @@ import re
 # The `not: {pattern: ...}` of the schemas, searched the same way (re.search).
 _ID_BAD = re.compile("[\u0000-\u001f\u007f\u0085\u2028\u2029]").search
 _TEXT_BAD = re.compile("[\u0000-\u001f\u007f]").search
+# The same class without "\n", for many ids joined with "\n" (checked apart).
+_JOINED_BAD = re.compile("[\u0000-\u0009\u000b-\u001f\u007f\u0085\u2028\u2029]").search
 _STATUS = frozenset(("active", "stale", "restricted"))
 _CORPUS_KEYS = frozenset(("id", "text", "title", "type", "status", "snapshot", "metadata"))
 _RUN_KEYS = frozenset(("query_id", "ranking", "snapshot"))
@@ -59,8 +61,17 @@ def run_record(r) -> bool:
     ranking = r["ranking"]
     if type(ranking) is not list or len(ranking) > 100_000:
         return False
-    for d in ranking:
-        if type(d) is not str or not 0 < len(d) <= 512 or _ID_BAD(d):
+    if ranking:
+        # One pass in C instead of a Python loop over up to 100,000 ids:
+        # join fails on a non-string, a "\n" inside an id adds a separator.
+        try:
+            joined = "\n".join(ranking)
+        except TypeError:
+            return False
+        if joined.count("\n") != len(ranking) - 1 or _JOINED_BAD(joined):
+            return False
+        lengths = list(map(len, ranking))
+        if min(lengths) == 0 or max(lengths) > 512:
             return False
     return "snapshot" not in r or _snapshot(r["snapshot"])
 

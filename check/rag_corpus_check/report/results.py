@@ -100,7 +100,11 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def write_results(path: str, out: Outcome) -> None:
-    write_atomic(path, json.dumps(results_dict(out), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    data = results_dict(out)
+    # Indented JSON goes through the pure-Python encoder; large results are
+    # written compact (C encoder), small ones readable.
+    indent = 2 if len(data["queries"]) <= 2000 else None
+    write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def write_run(path: str, out: Outcome) -> None:
