@@ -28,7 +28,7 @@ from rag_corpus_check.schemas import describe_error, error_path, iter_errors, va
 from rag_corpus_check.text import safe_text
 
 
-@dataclass
+@dataclass(slots=True)
 class Doc:
     line: int
     type: str | None
@@ -62,7 +62,7 @@ class Gold:
     snapshot_line: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class RunQuery:
     query_id: str
     line: int | None
