@@ -8,7 +8,7 @@ import os
 import sys
 import tempfile
 
-from rag_corpus_check import __version__
+from rag_corpus_check import __version__, progress
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import DEFAULT_CONFIG
 from rag_corpus_check.pipeline import (
@@ -129,10 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         root = os.path.abspath(args.root)
 
         stage = "context"
+        progress.install(progress.Progress(enabled=not args.quiet, github=github))
         ctx = github_context(root)
         stage = "check"
         outcome = run_check(root, args.config, ctx, base=args.base or None)
         outcome.advisory = args.advisory
+        progress.current().close()
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:
         return _internal_error(exc, stage, github)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from rag_corpus_check import fastcheck
 from rag_corpus_check import problems as P
+from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.safe_io import (
     Limits,
     iter_jsonl,
@@ -124,7 +125,13 @@ def read_corpus(
     corpus = Corpus(file=file)
     v = validator("corpus")
     digests = []
+    progress = current_progress()
+    total_bytes = os.path.getsize(real) or None
+    done_bytes = 0
+    label = f"reading {file}"
     for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True):
+        done_bytes += len(raw_line) + 1
+        progress.tick(label, line, part=(done_bytes, total_bytes))
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one document)", file=file, line=line)
             continue
@@ -300,7 +307,10 @@ def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problem
         _read_trec_run(real, file, limits, problems, run)
         return run
     v = validator("run")
+    progress = current_progress()
+    label = f"reading {file}"
     for line, rec in iter_jsonl(real, file, limits):
+        progress.tick(label, line, unit="lines")
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
             continue

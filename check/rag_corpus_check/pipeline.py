@@ -25,6 +25,7 @@ from rag_corpus_check.inputs import (
     read_run,
     run_format,
 )
+from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index
 from rag_corpus_check.retrieve_command import CommandResult, run_command
 from rag_corpus_check.safe_io import InputError, resolve_input, sha256_file
@@ -435,8 +436,10 @@ def _retrieve(cfg: Config, root: str, corpus_real: str, out: Outcome, index, pro
             "stopwords": p.stopwords, "indexed_documents": index.size,
         }
         run = Run(file=BM25_FILE, format="bm25")
-        for qid, text in questions:
+        progress = current_progress()
+        for i, (qid, text) in enumerate(questions, 1):
             run.queries[qid] = RunQuery(qid, None, index.search(text, p.depth))
+            progress.tick("retrieving with BM25", i, len(questions), unit="questions")
         return run
     out.retriever = {"type": "command", "command": list(cfg.command), "timeout": cfg.command_timeout}
     res = run_command(
