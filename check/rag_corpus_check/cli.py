@@ -32,7 +32,7 @@ EPILOG = """exit codes:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rag-corpus-check",
-        usage="rag-corpus-check [check] [options]  |  rag-corpus-check retrieve --out PATH [options]",
+        usage="rag-corpus-check [check] [options] | retrieve --out PATH [options] | merge RESULTS... [options]",
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", metavar="REV",
                    help="also evaluate this git revision (the PR's base) and compare; its files are "
                    "read with git, nothing is checked out. Thresholds and conventions come from its config")
+    p.add_argument("--shard", type=_shard, metavar="I/N",
+                   help="measure only shard I of N of the questions (for a matrix); merge the "
+                   "shards' results with `rag-corpus-check merge`")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     p.add_argument("--version", action="version", version=f"rag-corpus-check {__version__}")
     return p
@@ -109,10 +112,60 @@ def retrieve_main(argv: list[str]) -> int:
         return _internal_error(exc, stage, False)
 
 
+def build_merge_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rag-corpus-check merge",
+        description="Merge the results files of `--shard i/n` runs into the results of one "
+        "unsharded run (same means, same verdict), and gate on them.",
+    )
+    p.add_argument("results", nargs="+", help="results files of every shard")
+    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
+    p.add_argument("--root", default=".", help="repository root (default: current directory)")
+    p.add_argument("--output", metavar="PATH", help="merged results JSON")
+    p.add_argument("--summary-file", metavar="PATH", help="merged Markdown summary")
+    gh = p.add_mutually_exclusive_group()
+    gh.add_argument("--github", dest="github", action="store_true", default=None)
+    gh.add_argument("--no-github", dest="github", action="store_false")
+    p.add_argument("--advisory", action="store_true")
+    p.add_argument("--no-step-summary", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    return p
+
+
+def merge_main(argv: list[str]) -> int:
+    from rag_corpus_check.merge import merge
+
+    args = build_merge_parser().parse_args(argv)
+    github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
+    stage = "merge"
+    try:
+        out_dir = None if (args.output and args.summary_file) else default_output_dir()
+        results_path = os.path.abspath(args.output or os.path.join(out_dir, "results.json"))
+        summary_path = os.path.abspath(args.summary_file or os.path.join(out_dir, "summary.md"))
+        root = os.path.abspath(args.root)
+        outcome = merge(root, args.config, args.results, github_context(root))
+        outcome.advisory = args.advisory
+        return _report(outcome, results_path, summary_path, github, args)
+    except Exception as exc:  # a bug becomes exit 3
+        return _internal_error(exc, stage, github)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("use i/n, e.g. 2/4") from None
+    if not 1 <= i <= n <= 1000:
+        raise argparse.ArgumentTypeError("need 1 <= i <= n <= 1000")
+    return i, n
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "retrieve":
         return retrieve_main(argv[1:])
+    if argv and argv[0] == "merge":
+        return merge_main(argv[1:])
     if argv and argv[0] == "check":
         argv = argv[1:]
     args = build_parser().parse_args(argv)
@@ -132,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         progress.install(progress.Progress(enabled=not args.quiet, github=github))
         ctx = github_context(root)
         stage = "check"
-        outcome = run_check(root, args.config, ctx, base=args.base or None)
+        if args.base and args.shard:
+            build_parser().error("--base and --shard cannot be combined yet")
+        outcome = run_check(root, args.config, ctx, base=args.base or None, shard=args.shard)
         outcome.advisory = args.advisory
         progress.current().close()
         return _report(outcome, results_path, summary_path, github, args)

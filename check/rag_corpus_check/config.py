@@ -62,6 +62,7 @@ class Config:
     command: list[str] | None = None
     command_timeout: float = 600.0
     rule_change_reason: str | None = None
+    shard: tuple[int, int] | None = None  # (index from 1, count), from the command line
     raw: dict = field(default_factory=dict)
 
     @property

@@ -3,6 +3,7 @@ exit code are decided."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -32,7 +33,8 @@ from rag_corpus_check.safe_io import InputError, resolve_input, sha256_file
 from rag_corpus_check.validate import cross_check
 
 PASS, FAIL, INVALID, ERROR = "pass", "fail", "invalid", "error"
-EXIT_CODES = {PASS: 0, FAIL: 1, INVALID: 2, ERROR: 3}
+PARTIAL = "partial"  # one shard of a sharded run: valid, measured, not gated
+EXIT_CODES = {PASS: 0, FAIL: 1, INVALID: 2, ERROR: 3, PARTIAL: 0}
 
 
 @dataclass
@@ -92,6 +94,7 @@ def run_check(
     *,
     use_retriever: bool = False,
     base: str | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> Outcome:
     """The whole check. ``use_retriever`` ignores a committed ``run:`` and lets
     the configured retriever produce the run (``rag-corpus-check retrieve``).
@@ -108,12 +111,17 @@ def run_check(
         return _finish(out, None)
     if use_retriever:
         cfg.run = None
+    cfg.shard = shard
     if base is not None:
         return _run_with_base(root, cfg_real, cfg, out, base)
     ok = _evaluate_tree(root, cfg, out)
     if ok:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
-    return _finish(out, out.thresholds if ok else None)
+    out = _finish(out, out.thresholds if ok else None)
+    if shard and out.verdict in (PASS, FAIL):
+        # A shard's means cover part of the questions: only the merge decides.
+        out.verdict, out.exit_code = PARTIAL, 0
+    return out
 
 
 def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
@@ -165,6 +173,8 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         out.gold = read_gold(*paths["gold"], gfmt, limits, problems)
     except InputError as exc:
         problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    if cfg.shard and out.gold is not None:
+        out.gold.queries = {q: v for q, v in out.gold.queries.items() if in_shard(q, cfg.shard)}
     try:
         out.corpus = read_corpus(*paths["corpus"], limits, problems, on_doc=on_doc)
     except InputError as exc:
@@ -174,6 +184,8 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             out.run = read_run(*paths["run"], rfmt, limits, problems)
         except InputError as exc:
             problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    if cfg.shard and out.run is not None:
+        out.run.queries = {q: v for q, v in out.run.queries.items() if in_shard(q, cfg.shard)}
     for real, display in paths.values():
         try:
             out.inputs[display] = sha256_file(real, display, limits.max_file_bytes)
@@ -206,7 +218,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         gain=cfg.gain,
         short_list=cfg.short_list,
     )
-    if out.evaluation.counted == 0:
+    if out.evaluation.counted == 0 and not cfg.shard:  # a shard may hold none; merge checks
         problems.add(
             P.CONSISTENCY,
             "no gold question has a relevant document (grade ≥ "
@@ -227,6 +239,14 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             file=cfg.path_display, severity=P.WARNING,
         )
     return True
+
+
+def in_shard(query_id: str, shard: tuple[int, int]) -> bool:
+    """Stable assignment of a question to one of ``n`` shards (by SHA-256 of
+    its id, so it does not depend on file order or Python's hash seed)."""
+    index, count = shard
+    digest = hashlib.sha256(query_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") % count == index - 1
 
 
 def _finish(out: Outcome, thresholds) -> Outcome:

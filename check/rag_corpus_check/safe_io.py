@@ -20,6 +20,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -176,7 +177,7 @@ def read_bytes(real: str, display: str, max_bytes: int) -> bytes:
     ``max_bytes`` and never more than :data:`MAX_DOCUMENT_BYTES`: a 2 GB file
     must be refused before it is read, not after."""
     cap = min(max_bytes, MAX_DOCUMENT_BYTES)
-    with open_regular(real, display, max_bytes) as f:
+    with open_regular(real, display, sys.maxsize) as f:  # the cap below has the better message
         size = os.fstat(f.fileno()).st_size
         data = f.read(cap + 1) if size <= cap else b""  # count what is read: /proc reports 0
         if size <= cap and len(data) <= cap:
@@ -189,7 +190,9 @@ def read_bytes(real: str, display: str, max_bytes: int) -> bytes:
                 "JSONL, one question per line, or TREC qrels",
                 file=display,
             ))
-        raise _refused(f, InputError("limit", f"file is over the limit of {cap} bytes", file=display))
+        raise _refused(
+            f, InputError("limit", f"file is {max(size, len(data))} bytes, over the limit of {cap} bytes", file=display)
+        )
 
 
 # ---------------------------------------------------------------- text decoding
@@ -574,8 +577,11 @@ def _to_plain(node, loader, display, budget, depth, max_depth):
         else:
             try:
                 value = loader.construct_object(node, deep=True)
-            except (ValueError, yaml.YAMLError):
-                raise InputError("parse", "YAML value cannot be read", file=display, line=line) from None
+            except Exception:  # PyYAML's constructors raise IndexError on `!!int ''`
+                raise InputError(
+                    "parse", f"YAML cannot read this value as `{safe_text(tag.rsplit(':', 1)[-1], 20)}`",
+                    file=display, line=line,
+                ) from None
         if isinstance(value, str):
             if _SURROGATE.search(value):
                 raise InputError(

@@ -27,11 +27,12 @@ def _escape_char(ch: str) -> str:
 
 
 def safe_text(value: object, limit: int = 300) -> str:
-    """A single-line, printable rendering of untrusted text, cut to ``limit``."""
+    """A single-line, printable rendering of untrusted text, at most ``limit``
+    characters (cut with "…")."""
     s = value if isinstance(value, str) else repr(value)
-    out = "".join(_escape_char(c) for c in s)
-    if len(out) > limit:
-        out = out[: limit - 1] + "…"
+    # Every character yields at least one, so the first `limit` are enough.
+    cut = len(s) > limit
+    out = "".join(_escape_char(c) for c in s[:limit])
     # Neutralise workflow-command prefixes wherever they are: the runner reads
     # ``##[`` anywhere in a line and ``::`` at the start of a (trimmed) line.
     out = out.replace("##[", "#\\#[")
@@ -40,6 +41,10 @@ def safe_text(value: object, limit: int = 300) -> str:
     # Repeat: ":::" becomes ":\::" after one pass, which still holds "::".
     while "::" in out:
         out = out.replace("::", ":\\:")
+    # Cut last: escaping lengthens the text, and a prefix of a string with no
+    # "::" or "##[" has none either.
+    if cut or len(out) > limit:
+        out = out[: max(limit - 1, 0)] + "…"
     return out
 
 

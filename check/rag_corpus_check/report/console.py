@@ -5,13 +5,14 @@ Every line starts with text of our own, so untrusted ids never begin a line
 
 from __future__ import annotations
 
-from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PASS, Outcome
+from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.retrieval import run_source_line
 from rag_corpus_check.text import safe_text
 
-WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)"}
+WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
+        PARTIAL: "SHARD MEASURED (merge the shards for the verdict)"}
 
 
 def render_console(out: Outcome, results_path: str | None, summary_path: str | None) -> str:

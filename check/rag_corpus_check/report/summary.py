@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PASS, Outcome
+from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
 
-ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥"}
+ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {
     PASS: "passed",
     FAIL: "quality gate failed",
     INVALID: "invalid input",
     ERROR: "the check itself failed",
+    PARTIAL: "shard measured (merge the shards for the verdict)",
 }
 
 
