@@ -30,11 +30,20 @@ def test_yaml_timestamps_stay_text():
     assert y("snapshot: 2026-11-30\n") == {"snapshot": "2026-11-30"}
 
 
-@pytest.mark.parametrize("text,value", [("NO", False), ("on", True), ("012", 10), ("1e3", "1e3"), ("1:20", 80)])
+@pytest.mark.parametrize(
+    "text,value", [("NO", False), ("on", True), ("1e3", "1e3"), ("2026-11-30", "2026-11-30")]
+)
 def test_yaml_11_typing_is_visible_to_the_schema(text, value):
     # YAML 1.1 reads these as non-strings; the schema then rejects them where
     # a string or integer is expected (tested in test_cli_invalid).
     assert y(f"v: {text}\n")["v"] == value
+
+
+@pytest.mark.parametrize("text", ["012", "1:20", "1_000", "0x1F", "0b11", "1_0.5", "!!int '012'"])
+def test_yaml_11_surprising_numbers_are_refused(text):
+    # YAML 1.1 reads 012 as 10 and 1:20 as 80; YAML 1.2 and people disagree.
+    e = y_err(f"a: 1\nv: {text}\n")
+    assert e.line == 2 and "plain decimal" in e.message
 
 
 def test_yaml_non_string_key_is_an_error():
@@ -113,18 +122,22 @@ def test_jsonl_bom_accepted(tmp_path):
     assert j(tmp_path, b'\xef\xbb\xbf{"a": 1}\n') == [(1, {"a": 1})]
 
 
-@pytest.mark.parametrize("data,line,msg", [
-    (b'{"a": 1}\n{"a": NaN}\n', 2, "NaN"),
-    (b'{"a": Infinity}\n', 1, "Infinity"),
-    (b'{"a": 1e400}\n', 1, "too large"),
-    (b'{"a": ' + b"1" * 5000 + b"}\n", 1, "too many digits"),
-    (b'{"a": 1, "a": 2}\n', 1, "duplicate key"),
-    (b"[" * 100000 + b"]" * 100000 + b"\n", 1, "nested too deeply"),
-    (b'{"a": 1}\n{"a": \xff}\n', 2, "invalid UTF-8"),
-    (b'{"a": "\\ud800"}\n{"b": 1}\n{', 3, "invalid JSON"),
-    (b'\xff\xfe{\x00}\x00', 1, "UTF-16"),
-    (b'{"a": 1}\r{"b": 2}\n', 1, "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "data,line,msg",
+    [
+        (b'{"a": 1}\n{"a": NaN}\n', 2, "NaN"),
+        (b'{"a": Infinity}\n', 1, "Infinity"),
+        (b'{"a": 1e400}\n', 1, "too large"),
+        (b'{"a": ' + b"1" * 5000 + b"}\n", 1, "too many digits"),
+        (b'{"a": 1, "a": 2}\n', 1, "duplicate key"),
+        (b"[" * 100000 + b"]" * 100000 + b"\n", 1, "nested too deeply"),
+        (b'{"a": 1}\n{"a": \xff}\n', 2, "invalid UTF-8"),
+        (b'{"a": "\\ud834\\udd1e"}\n{"b": 1}\n{', 3, "invalid JSON"),
+        (b'{"a": 1}\n{"a": ["\\ud800"]}\n', 2, "lone UTF-16 surrogate"),
+        (b"\xff\xfe{\x00}\x00", 1, "UTF-16"),
+        (b'{"a": 1}\r{"b": 2}\n', 1, "invalid JSON"),
+    ],
+)
 def test_jsonl_hazards(tmp_path, data, line, msg):
     e = j_err(tmp_path, data)
     assert e.line == line and msg in e.message, e.message
