@@ -156,3 +156,22 @@ def test_bundled_command_example(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert json.loads((tmp_path / "r.json").read_text())["run_source"]["type"] == "command"
+
+
+def test_command_sees_no_runner_files_or_tokens(repo, run_cli, monkeypatch, tmp_path):
+    for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_STATE"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    monkeypatch.setenv("ACTIONS_RUNTIME_TOKEN", "canary-runtime")
+    monkeypatch.setenv("GITHUB_TOKEN", "canary-token")
+    monkeypatch.setenv("MY_SECRET", "canary-secret")
+    monkeypatch.setenv("INPUT_CONFIG", "x")
+    script = GOOD.replace('print("::error::injected from the retriever")', """
+import os
+leaked = sorted(k for k in os.environ if k.startswith(("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH",
+    "GITHUB_STEP", "GITHUB_STATE", "ACTIONS_", "INPUT_")) or "TOKEN" in k or "SECRET" in k)
+print("leaked:" + ",".join(leaked))
+""")
+    _command_repo(repo, script)
+    code, out, err, results, summary = run_cli("--no-github")
+    assert "leaked:" in results["run_source"]["stdout_tail"]
+    assert results["run_source"]["stdout_tail"].strip().endswith("leaked:")

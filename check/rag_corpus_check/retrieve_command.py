@@ -19,6 +19,25 @@ from rag_corpus_check.text import safe_text
 MAX_SHOWN = 2000  # characters of stdout/stderr kept for the report
 
 
+# Variables a retrieval command must not see: the runner's command files
+# (writing to them changes outputs, the summary, later steps' environment),
+# its tokens, and the action's inputs.
+_HIDDEN_PREFIXES = ("ACTIONS_", "INPUT_", "GITHUB_")
+_KEPT_GITHUB = ("GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_SHA", "GITHUB_REF", "GITHUB_REPOSITORY")
+
+
+def command_environment(environ=None) -> dict[str, str]:
+    environ = os.environ if environ is None else environ
+    env = {}
+    for k, v in environ.items():
+        if k.startswith(_HIDDEN_PREFIXES) and k not in _KEPT_GITHUB:
+            continue
+        if "TOKEN" in k.upper() or "SECRET" in k.upper():
+            continue
+        env[k] = v
+    return env
+
+
 @dataclass
 class CommandResult:
     ok: bool
@@ -65,7 +84,7 @@ def run_command(
     try:
         res = subprocess.run(
             args, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-            check=False, shell=False,
+            check=False, shell=False, env=command_environment(),
         )
     except FileNotFoundError:
         return CommandResult(

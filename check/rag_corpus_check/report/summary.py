@@ -32,17 +32,17 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     head = f"{ICON[out.verdict]} **rag-corpus-check: {TITLE[out.verdict]}**"
     if out.advisory and out.verdict == FAIL:
         head += " (advisory: the job is not failed)"
+    # The first line names the commit: a green check on an old revision must
+    # be visible as such.
+    head += f" · commit {_commit_link(out, checked)}" if checked else " · commit unknown (not a git checkout)"
     s.heading(head, 2)
     lines = []
-    if checked:
-        lines.append(f"Checked commit {_commit_link(out, checked)}")
-    else:
-        lines.append("Checked commit: unknown (not a git checkout)")
     if c.event_name == "pull_request" and c.event_head_sha:
         lines.append(f"PR head {_commit_link(out, c.event_head_sha)}")
         if c.github_sha and checked and c.github_sha != checked:
             lines.append(f"event merge commit {_commit_link(out, c.github_sha)}")
-    s.para(" · ".join(lines))
+    if lines:
+        s.para(" · ".join(lines))
     if c.github_sha and checked and c.github_sha != checked:
         s.para(
             "> [!WARNING]\n> The workspace `HEAD` is not the commit this workflow run was "

