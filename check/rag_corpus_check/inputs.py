@@ -12,6 +12,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
+from sys import intern
 
 from rag_corpus_check import fastcheck
 from rag_corpus_check import problems as P
@@ -147,7 +148,15 @@ def read_corpus(
             )
             continue
         snap = rec.get("snapshot")
-        corpus.docs[doc_id] = Doc(line, rec.get("type"), rec.get("status", "active"), snap)
+        # Interned: a million documents share a handful of type/status/snapshot
+        # strings instead of holding a copy each (~150 MB at 1M documents).
+        dtype = rec.get("type")
+        corpus.docs[doc_id] = Doc(
+            line,
+            intern(dtype) if dtype is not None else None,
+            intern(rec.get("status", "active")),
+            intern(snap) if snap is not None else None,
+        )
         if on_doc is not None:
             on_doc(doc_id, rec)
         if snap is not None:
