@@ -9,9 +9,9 @@ import pytest
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "bench"))
 
-from generate import generate  # noqa: E402
+from generate import generate
 
-from rag_corpus_check.cli import main  # noqa: E402
+from rag_corpus_check.cli import main
 
 
 def _lines_executed(fn) -> int:

@@ -77,6 +77,10 @@ def resolve_input(root: str, base_dir: str, rel: str, display_hint: str) -> tupl
     real_root = os.path.realpath(root)
     joined = os.path.normpath(os.path.join(base_dir, rel))
     display = os.path.relpath(joined, real_root) if _inside(joined, real_root) else rel
+    # The display path is for showing only, and later code prints it in more
+    # places than one (messages, progress lines): make it safe once, here. A
+    # name like `##[error]x.jsonl` is shown as `#\#[error]x.jsonl`.
+    display = safe_text(display, 1024)
     if not _inside(joined, real_root):
         raise InputError(
             "path",
@@ -104,6 +108,19 @@ def resolve_input(root: str, base_dir: str, rel: str, display_hint: str) -> tupl
             "(which can hold a token) is never read — replace it with the file itself",
             file=display,
         )
+    # Fail here, with the path's own words, rather than in whoever stats it next.
+    try:
+        os.stat(real)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise InputError("path", "file not found", file=display) from None
+        why = {
+            errno.ELOOP: "is a symlink loop",
+            errno.EACCES: "cannot be read (permission denied)",
+            errno.ENOTDIR: "has a part that is not a directory",
+            errno.ENAMETOOLONG: "is too long",
+        }.get(exc.errno, f"cannot be read ({exc.__class__.__name__})")
+        raise InputError("path", f"{display_hint}: `{safe_text(display)}` {why}", file=display) from None
     return real, display
 
 

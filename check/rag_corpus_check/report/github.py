@@ -71,11 +71,17 @@ def outputs(out: Outcome, results_path: str, summary_path: str) -> dict[str, str
 
 def write_outputs(path: str, values: dict[str, str]) -> None:
     """Append ``name<<DELIM`` blocks with a random delimiter, the form that
-    cannot be broken by a value (values here are ours, paths included)."""
-    with open(path, "a", encoding="utf-8") as f:
-        for name, value in values.items():
+    cannot be broken by a value (values here are ours, paths included). The
+    whole text goes out in one write, so a full disk cuts it short at worst
+    once, not between every pair of outputs."""
+    blocks = []
+    for name, value in values.items():
+        delim = "ghadelim_" + secrets.token_hex(16)
+        while delim in value:  # 128 random bits; never, but cheap to be sure
             delim = "ghadelim_" + secrets.token_hex(16)
-            f.write(f"{name}<<{delim}{os.linesep}{value}{os.linesep}{delim}{os.linesep}")
+        blocks.append(f"{name}<<{delim}{os.linesep}{value}{os.linesep}{delim}{os.linesep}")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(blocks))
 
 
 def append_step_summary(path: str, markdown: str) -> None:
