@@ -549,7 +549,7 @@ def test_a_retrieval_command_cannot_change_later_steps(tmp_path, action):
         "title_overlap.py": ROOT / "examples" / "kb-command" / "title_overlap.py",
         "retriever.py": retriever,
     }
-    repo = consumer(tmp_path, files, post_steps=later)
+    repo = consumer(tmp_path, files, post_steps=later, **{"allow-retriever-command": "true"})
     run = run_act(repo, tmp_path, action_dir=action)
 
     assert seen.exists(), "the retrieval command did not run: " + run.describe()

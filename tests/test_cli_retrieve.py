@@ -92,6 +92,8 @@ def _command_repo(repo, script: str, extra: str = ""):
             + ', ret.py, "{corpus}", "{queries}", "{output}"]\n' + extra)
 
 
+ALLOW = "--allow-retriever-command"
+
 GOOD = """
 import json, sys
 corpus, questions, output = sys.argv[1:4]
@@ -106,7 +108,7 @@ print("::error::injected from the retriever")
 
 def test_command_retriever(repo, run_cli):
     _command_repo(repo, GOOD)
-    code, out, err, results, summary = run_cli()
+    code, out, err, results, summary = run_cli(ALLOW)
     assert code in (0, 1), out
     assert results["run_source"]["type"] == "command"
     assert results["counts"]["errors"] == 0
@@ -119,7 +121,7 @@ def test_command_retriever(repo, run_cli):
 def test_command_retriever_run_is_validated(repo, run_cli):
     bad = GOOD.replace('ids[:10]', '["faq-001", "faq-001"]')
     _command_repo(repo, bad)
-    code, out, err, results, _ = run_cli()
+    code, out, err, results, _ = run_cli(ALLOW)
     assert code == 2
     p = next(p for p in results["problems"] if "appears twice" in p["message"])
     assert p["file"] == "(retriever command output)" and p["id"] == "faq-001"
@@ -127,7 +129,7 @@ def test_command_retriever_run_is_validated(repo, run_cli):
 
 def test_command_retriever_failure_is_reported(repo, run_cli):
     _command_repo(repo, "import sys\nprint('boom on stderr', file=sys.stderr)\nsys.exit(4)\n")
-    code, out, err, results, summary = run_cli()
+    code, out, err, results, summary = run_cli(ALLOW)
     assert code == 2
     assert "exited with status 4" in out
     assert "boom on stderr" in summary
@@ -135,14 +137,14 @@ def test_command_retriever_failure_is_reported(repo, run_cli):
 
 def test_command_retriever_timeout(repo, run_cli):
     _command_repo(repo, "import time\ntime.sleep(30)\n", "  timeout: 0.5\n")
-    code, out, *_ = run_cli()
+    code, out, *_ = run_cli(ALLOW)
     assert code == 2 and "timed out after 0.5 s" in out
 
 
 def test_command_not_found(repo, run_cli):
     cfg = repo / ".rag-corpus-check.yml"
     _no_run(repo, "retriever:\n  command: [no-such-retriever-xyz]\n")
-    code, out, *_ = run_cli()
+    code, out, *_ = run_cli(ALLOW)
     assert code == 2 and "retriever command not found" in out
     assert cfg.exists()
 
@@ -151,7 +153,7 @@ def test_bundled_command_example(tmp_path, monkeypatch, capsys):
     if shutil.which("python3") is None:
         raise AssertionError("python3 is needed on PATH for the example")
     monkeypatch.chdir(ROOT)
-    code = main(["--config", "examples/kb-command/.rag-corpus-check.yml", "--output",
+    code = main(["--config", "examples/kb-command/.rag-corpus-check.yml", ALLOW, "--output",
                  str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md"), "--no-github"])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -172,6 +174,17 @@ leaked = sorted(k for k in os.environ if k.startswith(("GITHUB_OUTPUT", "GITHUB_
 print("leaked:" + ",".join(leaked))
 """)
     _command_repo(repo, script)
-    code, out, err, results, summary = run_cli("--no-github")
+    code, out, err, results, summary = run_cli("--no-github", ALLOW)
     assert "leaked:" in results["run_source"]["stdout_tail"]
     assert results["run_source"]["stdout_tail"].strip().endswith("leaked:")
+
+
+def test_command_needs_the_callers_opt_in(repo, run_cli, tmp_path, monkeypatch):
+    marker = tmp_path / "ran"
+    _command_repo(repo, f"open({str(marker)!r}, 'w').write('x')\n")
+    code, out, err, results, _ = run_cli()
+    assert code == 2 and not marker.exists()
+    assert "--allow-retriever-command" in out
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request_target")
+    code, out, *_ = run_cli(ALLOW)
+    assert code == 2 and not marker.exists() and "refusing to run `retriever.command`" in out

@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", metavar="REV",
                    help="also evaluate this git revision (the PR's base) and compare; its files are "
                    "read with git, nothing is checked out. Thresholds and conventions come from its config")
+    p.add_argument("--allow-retriever-command", action="store_true",
+                   help="let a `retriever.command` from the config run (it is code from the "
+                   "repository; never under pull_request_target or workflow_run)")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="measure only shard I of N of the questions (for a matrix); merge the "
                    "shards' results with `rag-corpus-check merge`")
@@ -86,6 +89,8 @@ def build_retrieve_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
     p.add_argument("--root", default=".", help="repository root (default: current directory)")
     p.add_argument("--out", required=True, metavar="PATH", help="run file to write (JSONL)")
+    p.add_argument("--allow-retriever-command", action="store_true",
+                   help="let a `retriever.command` from the config run (code from the repository)")
     return p
 
 
@@ -97,7 +102,8 @@ def retrieve_main(argv: list[str]) -> int:
     stage = "retrieve"
     try:
         root = os.path.abspath(args.root)
-        outcome = run_check(root, args.config, use_retriever=True)
+        outcome = run_check(root, args.config, use_retriever=True,
+                            allow_command=args.allow_retriever_command)
         if outcome.run is None or outcome.problems.has_errors():
             sys.stdout.write("rag-corpus-check retrieve: INVALID INPUT\n" + render_problems(outcome))
             return EXIT_CODES["invalid"]
@@ -138,6 +144,7 @@ def merge_main(argv: list[str]) -> int:
     args = build_merge_parser().parse_args(argv)
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     stage = "merge"
+    results_path = None
     try:
         out_dir = None if (args.output and args.summary_file) else default_output_dir()
         results_path = os.path.abspath(args.output or os.path.join(out_dir, "results.json"))
@@ -147,6 +154,7 @@ def merge_main(argv: list[str]) -> int:
         outcome.advisory = args.advisory
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:  # a bug becomes exit 3
+        _discard_results(results_path)
         return _internal_error(exc, stage, github)
 
 
@@ -171,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     stage = "start"
+    results_path = None
     try:
         out_dir = None
         results_path = args.output
@@ -180,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         results_path = os.path.abspath(results_path or os.path.join(out_dir, "results.json"))
         summary_path = os.path.abspath(summary_path or os.path.join(out_dir, "summary.md"))
         root = os.path.abspath(args.root)
+        _remove_stale(results_path, summary_path)
 
         stage = "context"
         progress.install(progress.Progress(enabled=not args.quiet, github=github))
@@ -187,11 +197,13 @@ def main(argv: list[str] | None = None) -> int:
         stage = "check"
         if args.base and args.shard:
             build_parser().error("--base and --shard cannot be combined yet")
-        outcome = run_check(root, args.config, ctx, base=args.base or None, shard=args.shard)
+        outcome = run_check(root, args.config, ctx, base=args.base or None, shard=args.shard,
+                            allow_command=args.allow_retriever_command)
         outcome.advisory = args.advisory
         progress.current().close()
         return _report(outcome, results_path, summary_path, github, args)
-    except Exception as exc:
+    except Exception as exc:  # the one place a bug becomes exit 3
+        _discard_results(results_path)
         return _internal_error(exc, stage, github)
 
 
@@ -223,6 +235,24 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
         if gh_output:
             gh.write_outputs(gh_output, gh.outputs(outcome, results_path, summary_path))
     return exit_code
+
+
+def _remove_stale(*paths: str | None) -> None:
+    """A results or summary file left by an earlier run must never be taken
+    for this run's: remove it before starting."""
+    for path in paths:
+        if path and os.path.isfile(path):
+            os.unlink(path)
+
+
+def _discard_results(path: str | None) -> None:
+    """After an internal error no results file may look like this run's
+    verdict (one written before a later fault would say `pass`): remove it."""
+    try:
+        if path and os.path.isfile(path):
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _internal_error(exc: BaseException, stage: str, github: bool) -> int:

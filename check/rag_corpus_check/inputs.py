@@ -19,6 +19,7 @@ from rag_corpus_check import problems as P
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.safe_io import (
     Limits,
+    file_size,
     iter_jsonl,
     iter_text_lines,
     line_of,
@@ -92,6 +93,7 @@ def _schema_problems(problems, v, record, file, line, doc_for_lines=None, fast=N
     return not errs
 
 
+_SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _BAD_ID = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
@@ -127,7 +129,7 @@ def read_corpus(
     v = validator("corpus")
     digests = []
     progress = current_progress()
-    total_bytes = os.path.getsize(real) or None
+    total_bytes = file_size(real)
     done_bytes = 0
     label = f"reading {file}"
     for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True):
@@ -374,10 +376,8 @@ def _read_trec_run(real, file, limits, problems, run):
         ):
             bad.add(qid)
             continue
-        try:
-            score = float(score_s)
-        except ValueError:
-            score = math.nan
+        # float() also reads "١٢", "1_0" and " inf": take the ASCII forms only.
+        score = float(score_s) if _SCORE.fullmatch(score_s) else math.nan
         if not math.isfinite(score):
             problems.add(P.PARSE, "the score must be a finite number", file=file, line=line, id=doc_id)
             continue

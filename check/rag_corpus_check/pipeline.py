@@ -95,6 +95,7 @@ def run_check(
     use_retriever: bool = False,
     base: str | None = None,
     shard: tuple[int, int] | None = None,
+    allow_command: bool = False,
 ) -> Outcome:
     """The whole check. ``use_retriever`` ignores a committed ``run:`` and lets
     the configured retriever produce the run (``rag-corpus-check retrieve``).
@@ -112,6 +113,8 @@ def run_check(
     if use_retriever:
         cfg.run = None
     cfg.shard = shard
+    if cfg.run_source == "command" and not _command_allowed(cfg, allow_command, ctx, problems):
+        return _finish(out, None)
     if base is not None:
         return _run_with_base(root, cfg_real, cfg, out, base)
     ok = _evaluate_tree(root, cfg, out)
@@ -238,6 +241,37 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             f"{cfg.k}: 0.7}}`",
             file=cfg.path_display, severity=P.WARNING,
         )
+    return True
+
+
+UNTRUSTED_EVENTS = ("pull_request_target", "workflow_run")
+
+
+def _command_allowed(cfg: Config, allowed: bool, ctx: Context, problems: P.Problems) -> bool:
+    """A retriever command is a program from the repository being checked: in
+    a pull request, the author's code. The config (which the PR controls)
+    cannot enable it; only the caller can (--allow-retriever-command), and
+    never under an event that holds a write token and secrets."""
+    event = ctx.event_name or os.environ.get("GITHUB_EVENT_NAME")
+    if event in UNTRUSTED_EVENTS:
+        problems.add(
+            P.CONFIG,
+            f"refusing to run `retriever.command` under `{event}`: that event has a write token and "
+            "the secrets, and the command is code from the pull request — use a `pull_request` "
+            "workflow, a committed `run:` or the built-in BM25",
+            file=cfg.path_display,
+        )
+        return False
+    if not allowed:
+        problems.add(
+            P.CONFIG,
+            "`retriever.command` runs a program from the repository (in a pull request: the "
+            "author's code), so the config alone cannot enable it; pass --allow-retriever-command "
+            "(action input `allow-retriever-command: 'true'`) in a `pull_request` workflow with a "
+            "read-only token, or use the built-in BM25 or a committed `run:`",
+            file=cfg.path_display,
+        )
+        return False
     return True
 
 

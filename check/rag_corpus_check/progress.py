@@ -12,6 +12,8 @@ import os
 import sys
 import time
 
+from rag_corpus_check.text import safe_text
+
 
 class Progress:
     def __init__(self, *, enabled: bool = True, github: bool = False, delay: float = 3.0,
@@ -47,7 +49,8 @@ class Progress:
         else:
             pct = f", {100 * done / total:.0f}%" if total else ""
         rate = done / max(now - self.start, 1e-9)
-        self.stream.write(f"rag-corpus-check: {label}: {done:,} {unit}{pct}, {rate:,.0f}/s\n")
+        # Labels carry file names (already escaped by safe_io); escape again.
+        self.stream.write(f"rag-corpus-check: {safe_text(label, 200)}: {done:,} {unit}{pct}, {rate:,.0f}/s\n")
         self.stream.flush()
         self.printed += 1
 

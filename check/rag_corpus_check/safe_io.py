@@ -696,3 +696,12 @@ def sha256_file(real: str, display: str, max_bytes: int) -> str:
         for chunk in iter(lambda: f.read(1024 * 1024), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def file_size(real: str) -> int | None:
+    """The size a regular file reports (for progress percentages only; reads
+    are still counted as they happen). None when unknown."""
+    try:
+        return os.stat(real).st_size or None
+    except OSError:
+        return None

@@ -1,0 +1,164 @@
+"""Coverage-guided fuzzing (atheris, libFuzzer) of what reads and writes
+untrusted text: the JSONL, YAML, JSON and TREC readers and the escaping for
+the log, annotations and the Markdown summary.
+
+The first input byte picks a target, the rest is its input. A finding is any
+exception other than ``InputError`` from a reader (a crash, a RecursionError,
+an IndexError inside PyYAML...) or a broken promise of the escaping (a line
+break, a ``::`` or ``##[`` in its output, a table cell that splits a row).
+
+Run (Linux x86-64, Python 3.12/3.13, ``pip install atheris``)::
+
+    python fuzz/fuzz_loaders.py -max_total_time=600 fuzz-corpus/ fuzz/seeds/
+
+``tests/test_hostile_fuzz.py`` runs it for a bounded time in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+import atheris
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "check"))
+
+with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
+    import yaml
+
+    from rag_corpus_check import problems as P
+    from rag_corpus_check import safe_io
+    from rag_corpus_check.inputs import read_gold, read_run
+    from rag_corpus_check.report.github import command
+    from rag_corpus_check.report.markdown import Summary, cell
+    from rag_corpus_check.safe_io import (
+        InputError,
+        Limits,
+        iter_jsonl,
+        load_json_document,
+        load_yaml,
+    )
+    from rag_corpus_check.text import safe_text
+
+LIMITS = Limits(max_line_bytes=1 << 16, max_records=10_000)
+WORK = tempfile.mkdtemp(prefix="rcc-fuzz-")
+LOADERS = [getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.SafeLoader]
+
+
+def _file(name: str, data: bytes) -> str:
+    path = os.path.join(WORK, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def _plain(value, depth=0) -> None:
+    if depth > 300:
+        raise AssertionError("nesting deeper than the loaders allow")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise AssertionError(f"non-string key {type(k)}")
+            k.encode("utf-8")
+            _plain(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _plain(v, depth + 1)
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise AssertionError("non-finite number")
+    elif isinstance(value, str):
+        value.encode("utf-8")  # no lone surrogates
+    elif not (value is None or isinstance(value, bool | int)):
+        raise AssertionError(f"not a plain value: {type(value)}")
+
+
+def _clean(exc: InputError) -> None:
+    m = exc.message
+    if "\n" in m or "\r" in m or "::" in m or "##[" in m:
+        raise AssertionError(f"unsafe message {m!r}")
+
+
+def _escaped(s: str) -> None:
+    for bad in ("\n", "\r", "\u2028", "\u2029", "\x85", "::", "##["):
+        if bad in s:
+            raise AssertionError(f"{bad!r} in escaped text {s!r}")
+
+
+def target_jsonl(data: bytes) -> None:
+    try:
+        for _, value in iter_jsonl(_file("f.jsonl", data), "f.jsonl", LIMITS):
+            _plain(value)
+    except InputError as exc:
+        _clean(exc)
+
+
+def target_yaml(data: bytes, loader) -> None:
+    safe_io._YAML_LOADER = loader
+    try:
+        _plain(load_yaml(data, "f.yaml", LIMITS))
+    except InputError as exc:
+        _clean(exc)
+
+
+def target_json_document(data: bytes) -> None:
+    try:
+        value, _ = load_json_document(_file("f.json", data), "f.json", LIMITS)
+        _plain(value)
+    except InputError as exc:
+        _clean(exc)
+
+
+def target_trec(data: bytes, fmt: str) -> None:
+    problems = P.Problems()
+    try:
+        if fmt == "qrels":
+            read_gold(_file("f.qrels", data), "f.qrels", "qrels", LIMITS, problems)
+        else:
+            read_run(_file("f.trec", data), "f.trec", "trec", LIMITS, problems)
+    except InputError as exc:
+        _clean(exc)
+    for p in problems.items:
+        if p.id is not None:
+            _escaped(p.id)
+
+
+def target_escaping(data: bytes) -> None:
+    s = data.decode("utf-8", "surrogateescape")
+    _escaped(safe_text(s, 1 + len(data) % 300))
+    line = command("error", s, file=s, line=1, title=s)
+    if "\n" in line or "\r" in line or line.count("::") != 2:
+        raise AssertionError(f"annotation {line!r}")
+    c = cell(s)
+    table = Summary().table(["a", "b"], [[c, c]]).render().strip().split("\n")
+    if len(table) != 3:
+        raise AssertionError(f"table rows {table!r}")
+
+
+def TestOneInput(data: bytes) -> None:
+    if not data:
+        return
+    which, body = data[0] % 8, data[1:]
+    if which == 0:
+        target_jsonl(body)
+    elif which in (1, 2):
+        target_yaml(body, LOADERS[which - 1])
+    elif which == 3:
+        target_json_document(body)
+    elif which == 4:
+        target_trec(body, "qrels")
+    elif which == 5:
+        target_trec(body, "trec")
+    else:
+        target_escaping(body)
+
+
+def main() -> None:
+    atheris.Setup(sys.argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
