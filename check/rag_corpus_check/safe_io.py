@@ -320,13 +320,11 @@ def loads_strict(text: str, display: str, line: int | None):
         raise InputError("parse", f"invalid JSON: {msg}", file=display, line=line) from None
 
 
-def iter_jsonl(
-    real: str, display: str, limits: Limits, with_raw: bool = False
-) -> Iterator[tuple]:
-    """Yield ``(line_number, value)`` per non-empty line (with ``with_raw``,
-    ``(line_number, value, line_bytes)``). Lines are split on ``\\n`` only
-    (U+2028 and U+0085 are valid inside JSON strings); a trailing ``\\r`` is
-    accepted (CRLF files); blank lines are skipped."""
+def _lines(real: str, display: str, limits: Limits) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, bytes)`` of each line, split on ``\\n`` only, without
+    its line ending (``\\n`` or ``\\r\\n``) and without a UTF-8 BOM on line 1.
+    Enforces the file, line and record limits; blank lines (spaces, tabs, CR)
+    are skipped and do not count as records."""
     with open_regular(real, display, limits.max_file_bytes) as f:
         lineno = 0
         total = 0
@@ -366,50 +364,29 @@ def iter_jsonl(
                     "(raise `limits.max_records` in the config if this is intended)",
                     file=display, line=lineno,
                 ))
-            text = decode_utf8(raw, display, lineno)
-            if with_raw:
-                yield lineno, loads_strict(text, display, lineno), raw
-            else:
-                yield lineno, loads_strict(text, display, lineno)
+            yield lineno, raw
+
+
+def iter_jsonl(
+    real: str, display: str, limits: Limits, with_raw: bool = False
+) -> Iterator[tuple]:
+    """Yield ``(line_number, value)`` per non-blank line (with ``with_raw``,
+    ``(line_number, value, line_bytes)``). Lines are split on ``\\n`` only
+    (U+2028 and U+0085 are valid inside JSON strings); CRLF is accepted."""
+    for lineno, raw in _lines(real, display, limits):
+        text = decode_utf8(raw, display, lineno)
+        if with_raw:
+            yield lineno, loads_strict(text, display, lineno), raw
+        else:
+            yield lineno, loads_strict(text, display, lineno)
 
 
 def iter_text_lines(real: str, display: str, limits: Limits) -> Iterator[tuple[int, str]]:
     """Whitespace-separated text formats (TREC qrels and runs): yield
     ``(line_number, line)`` for non-blank lines, decoded as UTF-8."""
-    with open_regular(real, display, limits.max_file_bytes) as f:
-        lineno = 0
-        total = 0
-        records = 0
-        while True:
-            raw = f.readline(limits.max_line_bytes + 1)
-            if not raw:
-                break
-            lineno += 1
-            total += len(raw)
-            if total > limits.max_file_bytes:
-                raise _refused(f, InputError(
-                    "limit", f"file is over the limit of {limits.max_file_bytes} bytes "
-                    "(raise `limits.max_file_bytes` in the config if this is intended)",
-                    file=display, line=lineno,
-                ))
-            if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
-                raise _refused(f, InputError(
-                    "limit", f"line is longer than {limits.max_line_bytes} bytes "
-                    "(raise `limits.max_line_bytes` in the config if this is intended)",
-                    file=display, line=lineno,
-                ))
-            if lineno == 1:
-                raw = _check_bom(raw, display)
-            text = decode_utf8(raw, display, lineno).rstrip("\r\n")
-            if not text.strip():
-                continue
-            records += 1
-            if records > limits.max_records:
-                raise _refused(f, InputError(
-                    "limit", f"more than {limits.max_records} records "
-                    "(raise `limits.max_records` in the config if this is intended)",
-                    file=display, line=lineno,
-                ))
+    for lineno, raw in _lines(real, display, limits):
+        text = decode_utf8(raw, display, lineno)
+        if text.strip():  # e.g. a line of only U+3000 or NBSP
             yield lineno, text
 
 
