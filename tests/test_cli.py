@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 
 from conftest import ROOT, write
 from rag_corpus_check.cli import main
+from rag_corpus_check.report.github import OUTPUT_NAMES
 
 RESULTS_SCHEMA = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
 
@@ -319,18 +320,7 @@ def test_github_outputs_on_pass(repo, run_cli, tmp_path, monkeypatch):
     results = json.loads(Path(outputs["results-path"]).read_text())
     assert float(outputs["ndcg"]) == pytest.approx(results["metrics"]["nDCG@5"], abs=1e-10)
     assert float(outputs["precision"]) == pytest.approx(5 / 14, abs=1e-10)
-    assert set(outputs) == {
-        "passed",
-        "verdict",
-        "exit-code",
-        "results-path",
-        "summary-path",
-        "k",
-        "precision",
-        "recall",
-        "ndcg",
-        "judged",
-    }
+    assert tuple(outputs) == OUTPUT_NAMES
 
 
 def test_annotations_are_capped_at_ten_per_type(repo, run_cli, monkeypatch):

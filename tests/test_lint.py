@@ -216,18 +216,9 @@ def test_action_never_writes_github_env_or_path_nor_reads_a_token():
 
 def test_action_outputs_map_to_the_check_step():
     doc = load(ROOT / "action.yml")
-    expected = {
-        "passed",
-        "verdict",
-        "exit-code",
-        "results-path",
-        "summary-path",
-        "k",
-        "precision",
-        "recall",
-        "ndcg",
-        "judged",
-    }
+    from rag_corpus_check.report.github import OUTPUT_NAMES
+
+    expected = set(OUTPUT_NAMES)
     assert set(doc["outputs"]) == expected
     for name, spec in doc["outputs"].items():
         assert spec["value"] == f"${{{{ steps.check.outputs.{name} }}}}", name

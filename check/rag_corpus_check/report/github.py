@@ -51,6 +51,13 @@ def _fmt(v) -> str:
     return "" if v is None else repr(round(v, 10))
 
 
+# The step outputs, in the order they are written; action.yml declares each.
+OUTPUT_NAMES = (
+    "passed", "verdict", "exit-code", "results-path", "summary-path",
+    "k", "precision", "recall", "ndcg", "judged",
+)
+
+
 def outputs(out: Outcome, results_path: str, summary_path: str) -> dict[str, str]:
     cfg, ev = out.config, out.evaluation
     means = ev.means if ev else {}
