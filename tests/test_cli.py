@@ -391,7 +391,7 @@ def test_internal_error_exits_3_without_traceback(repo, run_cli, monkeypatch):
     code, out, err, results, summary = run_cli()
     assert code == 3
     assert "Traceback" not in out + err and "secret-document-text" not in out + err
-    assert "internal error (KeyError)" in err
+    assert "internal error (KeyError) during evaluate" in err  # the failing stage is named
 
 
 def test_unwritable_results_path_exits_3(repo, run_cli, tmp_path, capsys):

@@ -17,6 +17,7 @@ from rag_corpus_check.pipeline import (
     FAIL,
     Outcome,
     github_context,
+    last_stage,
     run_check,
 )
 from rag_corpus_check.text import safe_text
@@ -201,9 +202,12 @@ def main(argv: list[str] | None = None) -> int:
                             allow_command=args.allow_retriever_command)
         outcome.advisory = args.advisory
         progress.current().close()
+        stage = "report"
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:  # the one place a bug becomes exit 3
         _discard_results(results_path)
+        if stage == "check":
+            stage = last_stage() or stage  # the pipeline stage that failed
         return _internal_error(exc, stage, github)
 
 

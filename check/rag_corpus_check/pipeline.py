@@ -103,7 +103,8 @@ def run_check(
     problems = P.Problems()
     ctx = context or Context()
     out = Outcome(INVALID, 2, problems, context=ctx)
-    out.stage = "config"
+    _LAST_STAGE[0] = None
+    _enter(out, "config")
     cfg, cfg_real = load_config(root, config_path, problems)
     if cfg_real:
         out.inputs[_display(root, cfg_real)] = sha256_file(cfg_real, "config", 1024 * 1024)
@@ -131,7 +132,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
     """load → validate → retrieve → evaluate for one tree. True when the
     evaluation exists (no input errors)."""
     problems = out.problems
-    out.stage = "load"
+    _enter(out, "load")
     paths = {}
     wanted = [("corpus", cfg.corpus), ("gold", cfg.gold)] + ([("run", cfg.run)] if cfg.run else [])
     for key, rel in wanted:
@@ -197,7 +198,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
     if out.corpus is None or out.gold is None:
         return False
     if not cfg.run and not problems.has_errors():
-        out.stage = "retrieve"
+        _enter(out, "retrieve")
         out.run = _retrieve(cfg, root, paths["corpus"][0], out, index, problems)
     if out.run is None:
         return False
@@ -206,13 +207,13 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         # Cross-file checks over partly read files would only add noise
         # ("question missing" for a question whose line failed its schema).
         return False
-    out.stage = "validate"
+    _enter(out, "validate")
     cross_check(cfg, out.corpus, out.gold, out.run, problems)
     if problems.has_errors():
         # Never a verdict on partial data.
         return False
 
-    out.stage = "evaluate"
+    _enter(out, "evaluate")
     out.evaluation = evaluate(
         {qid: q.relevant for qid, q in out.gold.queries.items()},
         {qid: q.ranking for qid, q in out.run.queries.items()},
@@ -275,6 +276,20 @@ def _command_allowed(cfg: Config, allowed: bool, ctx: Context, problems: P.Probl
     return True
 
 
+_LAST_STAGE: list[str | None] = [None]
+
+
+def _enter(out: Outcome, stage: str) -> None:
+    """Record the stage on the outcome and for the CLI's internal-error
+    message (an exception leaves the outcome behind)."""
+    out.stage = stage
+    _LAST_STAGE[0] = stage
+
+
+def last_stage() -> str | None:
+    return _LAST_STAGE[0]
+
+
 def in_shard(query_id: str, shard: tuple[int, int]) -> bool:
     """Stable assignment of a question to one of ``n`` shards (by SHA-256 of
     its id, so it does not depend on file order or Python's hash seed)."""
@@ -303,7 +318,7 @@ def _run_with_base(root: str, cfg_real: str, cfg: Config, out: Outcome, rev: str
     from rag_corpus_check import compare, git_source
 
     problems = out.problems
-    out.stage = "base"
+    _enter(out, "base")
     out.base_rev = rev
     config_rel = _display(root, cfg_real)
     try:
@@ -324,7 +339,7 @@ def _run_with_base(root: str, cfg_real: str, cfg: Config, out: Outcome, rev: str
         if base_cfg is not None:
             base_out = _evaluate_base(tree, config_rel, base_cfg, rules, out)
             if base_out is not None:
-                out.stage = "compare"
+                _enter(out, "compare")
                 out.comparison = compare.compare(base_out, out, rules, rev, tree.sha)
                 drop_failures = compare.max_drop_failures(rules, out.comparison)
                 if out.comparison.gold_changed and out.comparison.system_changed:
