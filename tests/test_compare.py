@@ -211,3 +211,16 @@ def test_randomization_test():
     p_noise = paired_randomization([0.5, 0.6, 0.4, 0.5] * 5, [0.6, 0.5, 0.5, 0.4] * 5)
     assert p_noise > 0.5
     assert paired_randomization([0.1, 0.2], [0.3, 0.1]) == paired_randomization([0.1, 0.2], [0.3, 0.1])
+
+
+def test_invalid_base_config_means_head_rules_and_says_why(gitrepo, tmp_path, capsys):
+    cfg = gitrepo / ".rag-corpus-check.yml"
+    good = cfg.read_text()
+    cfg.write_text(good.replace("k: 5", "k: 0"))
+    base = commit(gitrepo, "broken config at base")
+    cfg.write_text(good)
+    commit(gitrepo, "fixed")
+    code, text, res, summary = run(tmp_path, capsys, "--base", base)
+    assert code == 0
+    assert res["comparison"]["rules"]["source"] == "head (base config unusable)"
+    assert any("base config is invalid" in n for n in res["comparison"]["notes"])

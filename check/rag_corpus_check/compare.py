@@ -26,7 +26,7 @@ SEED = 20261130
 class Rules:
     """The rules the gate enforces, and how the PR changed them."""
 
-    source: str  # "base", "head (first introduction)", "head (override)"
+    source: str  # "base", "head (first introduction)", "head (base config unusable)", "head (override)"
     changes: list[str] = field(default_factory=list)  # every rule change, loosening or not
     loosened: list[str] = field(default_factory=list)  # changes that need the override
     override_reason: str | None = None
@@ -42,12 +42,12 @@ def _conv(cfg: Config) -> dict:
     return {name: getattr(cfg, name) for name in CONVENTIONS}
 
 
-def decide_rules(base: Config | None, head: Config) -> Rules:
+def decide_rules(base: Config | None, head: Config, why_no_base: str = "first introduction") -> Rules:
     """Thresholds and conventions come from the base config unless the PR
     introduces the config, or sets a new ``rule_change_reason`` (a field that
     must change in this PR to count)."""
     if base is None:
-        return Rules("head (first introduction)", thresholds=list(head.thresholds), conventions=_conv(head))
+        return Rules(f"head ({why_no_base})", thresholds=list(head.thresholds), conventions=_conv(head))
     changes, loosened = [], []
     bconv, hconv = _conv(base), _conv(head)
     for name in CONVENTIONS:

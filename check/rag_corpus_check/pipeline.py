@@ -70,6 +70,7 @@ class Outcome:
     base_notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
     base_rev: str | None = None
     base_sha: str | None = None
+    base_config_missing: bool = False
     context: Context = field(default_factory=Context)
     advisory: bool = False
     stage: str | None = None  # where an internal error happened
@@ -329,7 +330,9 @@ def _run_with_base(root: str, cfg_real: str, cfg: Config, out: Outcome, rev: str
     out.base_sha = tree.sha
     try:
         base_cfg = _load_base_config(tree, config_rel, out)
-        rules = compare.decide_rules(base_cfg, cfg)
+        rules = compare.decide_rules(
+            base_cfg, cfg, "first introduction" if out.base_config_missing else "base config unusable"
+        )
         out.rules = rules
         compare.apply_rules(cfg, rules)
         ok = _evaluate_tree(root, cfg, out)
@@ -373,6 +376,7 @@ def _load_base_config(tree, config_rel: str, out: Outcome) -> Config | None:
         out.base_notes.append(f"the base config cannot be read ({exc.message}); the head rules apply")
         return None
     if not present:
+        out.base_config_missing = True
         out.base_notes.append(
             f"`{config_rel}` does not exist at the base commit (first introduction): "
             "the head's thresholds and conventions apply, and there is nothing to compare"
