@@ -523,3 +523,28 @@ def test_readme_config_reference_is_valid(tmp_path):
         and cfg.run == "run.jsonl"
         and {str(t.measure) for t in cfg.thresholds} == {"P@5", "R@5", "nDCG@5"}
     )
+
+
+@pytest.mark.parametrize("variant", ["yaml-jsonl", "json", "trec"])
+def test_provenance_digests_are_the_files_sha256(repo, run_cli, variant):
+    """Inputs are hashed while they are read (one pass): the digests must be
+    exactly the files' SHA-256, whatever the format."""
+    import hashlib
+
+    if variant == "json":
+        import yaml
+
+        write(repo / "gold.json", json.dumps(yaml.safe_load((repo / "gold.yaml").read_text())))
+        cfg = (repo / ".rag-corpus-check.yml").read_text().replace("gold: gold.yaml", "gold: gold.json")
+        (repo / ".rag-corpus-check.yml").write_text(cfg)
+    elif variant == "trec":
+        _to_trec(repo)
+        cfg = (repo / ".rag-corpus-check.yml").read_text()
+        cfg = cfg.replace("gold: gold.yaml", "gold: gold.qrels").replace("run: run.jsonl", "run: run.trec")
+        (repo / ".rag-corpus-check.yml").write_text(cfg)
+    code, out, err, results, _ = run_cli()
+    assert code == 0, out
+    inputs = results["provenance"]["inputs"]
+    assert len(inputs) == 4
+    for name, digest in inputs.items():
+        assert digest == hashlib.sha256((repo / name).read_bytes()).hexdigest(), name

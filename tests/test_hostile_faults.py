@@ -32,7 +32,7 @@ STAGES = [
     (pipeline, "read_gold"),
     (pipeline, "read_corpus"),
     (pipeline, "read_run"),
-    (pipeline, "sha256_file"),
+    (pipeline, "_read"),  # reads an input and hashes it in the same pass
     (pipeline, "cross_check"),
     (pipeline, "evaluate"),
     (pipeline, "irrelevant_by_type"),

@@ -79,13 +79,16 @@ class Config:
         return sorted(wanted, key=lambda m: (m.k != self.k, m.k, order[m.name]))
 
 
-def load_config(root: str, config_path: str, problems: P.Problems) -> tuple[Config | None, str | None]:
-    """Returns (config, real_path) or (None, real_path) with problems added."""
+def load_config(
+    root: str, config_path: str, problems: P.Problems, hasher=None
+) -> tuple[Config | None, str | None]:
+    """Returns (config, real_path) or (None, real_path) with problems added.
+    ``hasher`` is fed the bytes of the config once they are read."""
     hint = "config"
     try:
         rel = os.path.relpath(os.path.abspath(config_path), os.path.realpath(root))
         real, display = resolve_input(root, os.path.realpath(root), rel, hint)
-        data = read_bytes(real, display, CONFIG_MAX_BYTES)
+        data = read_bytes(real, display, CONFIG_MAX_BYTES, hasher)
         doc = load_yaml(data, display, Limits())
     except InputError as exc:
         problems.add(exc.kind, f"{exc.message}", file=exc.file or safe_text(config_path), line=exc.line)

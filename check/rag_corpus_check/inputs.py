@@ -120,7 +120,7 @@ def _rid(record):
 
 
 def read_corpus(
-    real: str, file: str, limits: Limits, problems: P.Problems, on_doc=None
+    real: str, file: str, limits: Limits, problems: P.Problems, on_doc=None, hasher=None
 ) -> Corpus:
     """Stream the corpus. ``on_doc(doc_id, record)`` is called for every valid,
     first-seen document (the built-in retriever indexes it there), so the
@@ -132,7 +132,7 @@ def read_corpus(
     total_bytes = file_size(real)
     done_bytes = 0
     label = f"reading {file}"
-    for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True):
+    for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True, hasher=hasher):
         done_bytes += len(raw_line) + 1
         progress.tick(label, line, part=(done_bytes, total_bytes))
         if not isinstance(rec, dict):
@@ -182,14 +182,16 @@ def gold_format(path: str, declared: str) -> str | None:
     return {".yml": "yaml", ".yaml": "yaml", ".json": "json", ".jsonl": "jsonl", ".qrels": "qrels"}.get(ext)
 
 
-def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems) -> Gold:
+def read_gold(
+    real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None
+) -> Gold:
     gold = Gold(file=file)
     if fmt == "qrels":
-        _read_qrels(real, file, limits, problems, gold)
+        _read_qrels(real, file, limits, problems, gold, hasher)
         return gold
     if fmt == "jsonl":
         v = validator("gold", "#/$defs/query")
-        for line, rec in iter_jsonl(real, file, limits):
+        for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
             if not isinstance(rec, dict):
                 problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
                 continue
@@ -197,10 +199,10 @@ def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Proble
                 _add_query(gold, rec, line, {k: line for k in rec["relevant"]}, file, problems)
         return gold
     if fmt == "yaml":
-        doc = load_yaml(read_bytes(real, file, limits.max_file_bytes), file, limits)
+        doc = load_yaml(read_bytes(real, file, limits.max_file_bytes, hasher), file, limits)
         query_lines = None
     else:  # json
-        doc, text = load_json_document(real, file, limits)
+        doc, text = load_json_document(real, file, limits, hasher)
         query_lines = _json_query_lines(text)
     if not isinstance(doc, dict):
         problems.add(P.SCHEMA, "gold must be a mapping with a `queries:` list", file=file, line=1)
@@ -262,8 +264,8 @@ def _add_query(gold, rec, line, label_lines, file, problems):
     )
 
 
-def _read_qrels(real, file, limits, problems, gold):
-    for line, text in iter_text_lines(real, file, limits):
+def _read_qrels(real, file, limits, problems, gold, hasher=None):
+    for line, text in iter_text_lines(real, file, limits, hasher):
         parts = text.split()
         if len(parts) != 4:
             problems.add(
@@ -312,15 +314,17 @@ def run_format(path: str, declared: str) -> str | None:
     return {".jsonl": "jsonl", ".run": "trec", ".trec": "trec"}.get(ext)
 
 
-def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems) -> Run:
+def read_run(
+    real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None
+) -> Run:
     run = Run(file=file, format=fmt)
     if fmt == "trec":
-        _read_trec_run(real, file, limits, problems, run)
+        _read_trec_run(real, file, limits, problems, run, hasher)
         return run
     v = validator("run")
     progress = current_progress()
     label = f"reading {file}"
-    for line, rec in iter_jsonl(real, file, limits):
+    for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
         progress.tick(label, line, unit="lines")
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
@@ -356,12 +360,12 @@ def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problem
     return run
 
 
-def _read_trec_run(real, file, limits, problems, run):
+def _read_trec_run(real, file, limits, problems, run, hasher=None):
     rows: dict[str, list] = {}
     first_line: dict[str, int] = {}
     seen: dict[tuple[str, str], int] = {}
     bad: set[str] = set()
-    for line, text in iter_text_lines(real, file, limits):
+    for line, text in iter_text_lines(real, file, limits, hasher):
         parts = text.split()
         if len(parts) != 6:
             problems.add(

@@ -106,9 +106,10 @@ def run_check(
     out = Outcome(INVALID, 2, problems, context=ctx)
     _LAST_STAGE[0] = None
     _enter(out, "config")
-    cfg, cfg_real = load_config(root, config_path, problems)
-    if cfg_real:
-        out.inputs[_display(root, cfg_real)] = sha256_file(cfg_real, "config", 1024 * 1024)
+    cfg_hash = hashlib.sha256()
+    cfg, cfg_real = load_config(root, config_path, problems, cfg_hash)
+    if cfg_real:  # read (valid or not): its digest is complete
+        out.inputs[_display(root, cfg_real)] = cfg_hash.hexdigest()
     out.config = cfg
     if cfg is None:
         return _finish(out, None)
@@ -127,6 +128,25 @@ def run_check(
         # A shard's means cover part of the questions: only the merge decides.
         out.verdict, out.exit_code = PARTIAL, 0
     return out
+
+
+def _read(out: Outcome, path: tuple[str, str], limits, reader, *args, **kwargs):
+    """Run one input reader; the reader hashes what it reads, so the file is
+    read once. A reader that stopped early (an InputError) is reported, and
+    the file is hashed on its own for provenance when its size allows."""
+    real, display = path
+    hasher = hashlib.sha256()
+    try:
+        result = reader(real, display, *args, hasher=hasher, **kwargs)
+    except InputError as exc:
+        out.problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+        try:
+            out.inputs[display] = sha256_file(real, display, limits.max_file_bytes)
+        except InputError:
+            pass  # already reported by the reader
+        return None
+    out.inputs[display] = hasher.hexdigest()
+    return result
 
 
 def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
@@ -174,28 +194,14 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             if rec.get("status", "active") in statuses:
                 index.add(doc_id, rec.get("title", "") + "\n" + rec["text"])
 
-    try:
-        out.gold = read_gold(*paths["gold"], gfmt, limits, problems)
-    except InputError as exc:
-        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    out.gold = _read(out, paths["gold"], limits, read_gold, gfmt, limits, problems)
     if cfg.shard and out.gold is not None:
         out.gold.queries = {q: v for q, v in out.gold.queries.items() if in_shard(q, cfg.shard)}
-    try:
-        out.corpus = read_corpus(*paths["corpus"], limits, problems, on_doc=on_doc)
-    except InputError as exc:
-        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+    out.corpus = _read(out, paths["corpus"], limits, read_corpus, limits, problems, on_doc=on_doc)
     if cfg.run:
-        try:
-            out.run = read_run(*paths["run"], rfmt, limits, problems)
-        except InputError as exc:
-            problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+        out.run = _read(out, paths["run"], limits, read_run, rfmt, limits, problems)
     if cfg.shard and out.run is not None:
         out.run.queries = {q: v for q, v in out.run.queries.items() if in_shard(q, cfg.shard)}
-    for real, display in paths.values():
-        try:
-            out.inputs[display] = sha256_file(real, display, limits.max_file_bytes)
-        except InputError:
-            pass  # already reported by the reader
     if out.corpus is None or out.gold is None:
         return False
     if not cfg.run and not problems.has_errors():
@@ -215,9 +221,11 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         return False
 
     _enter(out, "evaluate")
+    grades = {qid: q.relevant for qid, q in out.gold.queries.items()}
+    rankings = {qid: q.ranking for qid, q in out.run.queries.items()}
     out.evaluation = evaluate(
-        {qid: q.relevant for qid, q in out.gold.queries.items()},
-        {qid: q.ranking for qid, q in out.run.queries.items()},
+        grades,
+        rankings,
         cfg.measures(),
         min_grade=cfg.min_grade,
         gain=cfg.gain,
@@ -232,8 +240,8 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         )
         return False
     out.irrelevant_by_type = irrelevant_by_type(
-        {qid: q.relevant for qid, q in out.gold.queries.items()},
-        {qid: q.ranking for qid, q in out.run.queries.items()},
+        grades,
+        rankings,
         cfg.k, cfg.min_grade, {d: doc.type for d, doc in out.corpus.docs.items()},
     )
     if not cfg.thresholds:

@@ -189,15 +189,18 @@ def _refused(f, exc: InputError) -> InputError:
     return exc
 
 
-def read_bytes(real: str, display: str, max_bytes: int) -> bytes:
+def read_bytes(real: str, display: str, max_bytes: int, hasher=None) -> bytes:
     """Read a whole document (YAML or JSON, parsed in memory) of at most
     ``max_bytes`` and never more than :data:`MAX_DOCUMENT_BYTES`: a 2 GB file
-    must be refused before it is read, not after."""
+    must be refused before it is read, not after. ``hasher`` (a hashlib
+    object) is fed the bytes read, so provenance needs no second read."""
     cap = min(max_bytes, MAX_DOCUMENT_BYTES)
     with open_regular(real, display, sys.maxsize) as f:  # the cap below has the better message
         size = os.fstat(f.fileno()).st_size
         data = f.read(cap + 1) if size <= cap else b""  # count what is read: /proc reports 0
         if size <= cap and len(data) <= cap:
+            if hasher is not None:
+                hasher.update(data)
             return data
         if cap == MAX_DOCUMENT_BYTES:
             raise _refused(f, InputError(
@@ -320,11 +323,12 @@ def loads_strict(text: str, display: str, line: int | None):
         raise InputError("parse", f"invalid JSON: {msg}", file=display, line=line) from None
 
 
-def _lines(real: str, display: str, limits: Limits) -> Iterator[tuple[int, bytes]]:
+def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tuple[int, bytes]]:
     """``(line_number, bytes)`` of each line, split on ``\\n`` only, without
     its line ending (``\\n`` or ``\\r\\n``) and without a UTF-8 BOM on line 1.
     Enforces the file, line and record limits; blank lines (spaces, tabs, CR)
-    are skipped and do not count as records."""
+    are skipped and do not count as records. ``hasher`` is fed every byte
+    read; it holds the file's digest once the lines are exhausted."""
     with open_regular(real, display, limits.max_file_bytes) as f:
         lineno = 0
         total = 0
@@ -333,6 +337,8 @@ def _lines(real: str, display: str, limits: Limits) -> Iterator[tuple[int, bytes
             raw = f.readline(limits.max_line_bytes + 1)
             if not raw:
                 break
+            if hasher is not None:
+                hasher.update(raw)
             lineno += 1
             total += len(raw)
             if total > limits.max_file_bytes:
@@ -368,12 +374,12 @@ def _lines(real: str, display: str, limits: Limits) -> Iterator[tuple[int, bytes
 
 
 def iter_jsonl(
-    real: str, display: str, limits: Limits, with_raw: bool = False
+    real: str, display: str, limits: Limits, with_raw: bool = False, hasher=None
 ) -> Iterator[tuple]:
     """Yield ``(line_number, value)`` per non-blank line (with ``with_raw``,
     ``(line_number, value, line_bytes)``). Lines are split on ``\\n`` only
     (U+2028 and U+0085 are valid inside JSON strings); CRLF is accepted."""
-    for lineno, raw in _lines(real, display, limits):
+    for lineno, raw in _lines(real, display, limits, hasher):
         text = decode_utf8(raw, display, lineno)
         if with_raw:
             yield lineno, loads_strict(text, display, lineno), raw
@@ -381,17 +387,19 @@ def iter_jsonl(
             yield lineno, loads_strict(text, display, lineno)
 
 
-def iter_text_lines(real: str, display: str, limits: Limits) -> Iterator[tuple[int, str]]:
+def iter_text_lines(
+    real: str, display: str, limits: Limits, hasher=None
+) -> Iterator[tuple[int, str]]:
     """Whitespace-separated text formats (TREC qrels and runs): yield
     ``(line_number, line)`` for non-blank lines, decoded as UTF-8."""
-    for lineno, raw in _lines(real, display, limits):
+    for lineno, raw in _lines(real, display, limits, hasher):
         text = decode_utf8(raw, display, lineno)
         if text.strip():  # e.g. a line of only U+3000 or NBSP
             yield lineno, text
 
 
-def load_json_document(real: str, display: str, limits: Limits):
-    raw = _check_bom(read_bytes(real, display, limits.max_yaml_bytes), display)
+def load_json_document(real: str, display: str, limits: Limits, hasher=None):
+    raw = _check_bom(read_bytes(real, display, limits.max_yaml_bytes, hasher), display)
     text = decode_utf8(raw, display, None)
     return loads_strict(text, display, None), text
 
