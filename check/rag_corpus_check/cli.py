@@ -70,6 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def output_paths(output: str | None, summary_file: str | None) -> tuple[str, str]:
+    """Absolute results and summary paths: as given, else in a fresh
+    temporary directory (``$RUNNER_TEMP`` under Actions), never the repo."""
+    out_dir = None if (output and summary_file) else default_output_dir()
+    return (
+        os.path.abspath(output or os.path.join(out_dir, "results.json")),
+        os.path.abspath(summary_file or os.path.join(out_dir, "summary.md")),
+    )
+
+
 def default_output_dir() -> str:
     runner_temp = os.environ.get("RUNNER_TEMP")
     if runner_temp and os.path.isabs(runner_temp):
@@ -147,9 +157,7 @@ def merge_main(argv: list[str]) -> int:
     stage = "merge"
     results_path = None
     try:
-        out_dir = None if (args.output and args.summary_file) else default_output_dir()
-        results_path = os.path.abspath(args.output or os.path.join(out_dir, "results.json"))
-        summary_path = os.path.abspath(args.summary_file or os.path.join(out_dir, "summary.md"))
+        results_path, summary_path = output_paths(args.output, args.summary_file)
         root = os.path.abspath(args.root)
         outcome = merge(root, args.config, args.results, github_context(root))
         outcome.advisory = args.advisory
@@ -182,13 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     stage = "start"
     results_path = None
     try:
-        out_dir = None
-        results_path = args.output
-        summary_path = args.summary_file
-        if not results_path or not summary_path:
-            out_dir = default_output_dir()
-        results_path = os.path.abspath(results_path or os.path.join(out_dir, "results.json"))
-        summary_path = os.path.abspath(summary_path or os.path.join(out_dir, "summary.md"))
+        results_path, summary_path = output_paths(args.output, args.summary_file)
         root = os.path.abspath(args.root)
         _remove_stale(results_path, summary_path)
 

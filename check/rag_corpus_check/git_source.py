@@ -35,10 +35,15 @@ class BaseTree:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _git(root: str, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+def git_env() -> dict[str, str]:
+    """git never prompts for credentials, takes no optional locks, and speaks C."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+
+def run_git(root: str, *args: str, stdout=subprocess.PIPE, timeout: float = GIT_TIMEOUT) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["git", "-C", root, *args], capture_output=True, timeout=GIT_TIMEOUT, check=False, env=env,
+        ["git", "-C", root, *args], stdout=stdout, stderr=subprocess.PIPE, timeout=timeout,
+        check=False, env=git_env(),
     )
 
 
@@ -47,7 +52,7 @@ def open_base(root: str, rev: str) -> BaseTree:
     if not rev or rev.startswith("-") or any(c in rev for c in "\x00\n\r "):
         raise InputError("base", f"`{safe_text(rev, 80)}` is not a valid revision")
     try:
-        res = _git(root, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
+        res = run_git(root, "rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
     except (OSError, subprocess.SubprocessError):
         raise InputError("base", "git is not available, so the base cannot be read") from None
     sha = res.stdout.decode("ascii", "replace").strip()
@@ -58,7 +63,7 @@ def open_base(root: str, rev: str) -> BaseTree:
             "workflow use `actions/checkout` with `fetch-depth: 0`, or run "
             f"`git fetch --depth=1 origin {safe_text(rev, 80)}` before the check",
         )
-    top = _git(root, "rev-parse", "--show-prefix")
+    top = run_git(root, "rev-parse", "--show-prefix")
     prefix = top.stdout.decode("utf-8", "replace").strip() if top.returncode == 0 else ""
     return BaseTree(rev, sha, tempfile.mkdtemp(prefix="rag-corpus-check-base-"), prefix, root)
 
@@ -70,7 +75,7 @@ def export(tree: BaseTree, rel: str, max_bytes: int) -> bool:
     if norm.startswith("../") or norm == ".." or norm.startswith("/"):
         raise InputError("path", f"`{safe_text(rel, 120)}` points outside the repository")
     git_path = tree.prefix + norm
-    res = _git(tree.repo, "ls-tree", "-z", "--full-tree", tree.sha, "--", git_path)
+    res = run_git(tree.repo, "ls-tree", "-z", "--full-tree", tree.sha, "--", git_path)
     entry = res.stdout.split(b"\x00")[0] if res.returncode == 0 else b""
     if not entry:
         return False
@@ -82,18 +87,14 @@ def export(tree: BaseTree, rel: str, max_bytes: int) -> bool:
             "path", f"at the base commit `{safe_text(norm, 120)}` is {what}, not a regular file",
             file=norm,
         )
-    size = _git(tree.repo, "cat-file", "-s", blob)
+    size = run_git(tree.repo, "cat-file", "-s", blob)
     n = int(size.stdout.strip() or b"0") if size.returncode == 0 else 0
     if n > max_bytes:
         raise InputError("limit", f"at the base commit the file is {n} bytes, over the limit of {max_bytes}", file=norm)
     dest = os.path.join(tree.root, *norm.split("/"))
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     with open(dest, "wb") as f:
-        proc = subprocess.run(
-            ["git", "-C", tree.repo, "cat-file", "blob", blob], stdout=f, stderr=subprocess.PIPE,
-            timeout=GIT_TIMEOUT, check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
-        )
+        proc = run_git(tree.repo, "cat-file", "blob", blob, stdout=f)
     if proc.returncode != 0:
         raise InputError("base", f"git could not read `{safe_text(norm, 120)}` at the base commit", file=norm)
     return True

@@ -4,13 +4,12 @@ the same means (summed in the same order), the same thresholds and verdict."""
 
 from __future__ import annotations
 
-import json
-
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import load_config
 from rag_corpus_check.evaluate import NO_RELEVANT, OK, Evaluation, QueryResult
 from rag_corpus_check.gate import apply_thresholds
 from rag_corpus_check.pipeline import INVALID, Outcome, _finish
+from rag_corpus_check.report.conventions import conventions_json
 from rag_corpus_check.safe_io import InputError, loads_strict
 from rag_corpus_check.schemas import validator
 from rag_corpus_check.text import safe_text
@@ -71,7 +70,7 @@ def merge(root: str, config_path: str, paths: list[str], context=None) -> Outcom
         elif doc["provenance"]["inputs"] != inputs:
             problems.add(P.CONSISTENCY, "this shard checked different input files (sha-256 differ); "
                          "all shards must check the same commit", file=shown)
-        if doc["conventions"] != _conventions(cfg):
+        if doc["conventions"] != conventions_json(cfg):
             problems.add(P.CONSISTENCY, "this shard used other conventions than the config", file=shown)
         for q in doc["queries"]:
             if q["query_id"] in queries:
@@ -117,9 +116,3 @@ def merge(root: str, config_path: str, paths: list[str], context=None) -> Outcom
          for t, (n, u) in by_type.items()), key=lambda r: (-r["irrelevant"], r["type"]))
     out.thresholds = apply_thresholds(cfg.thresholds, means)
     return _finish(out, out.thresholds)
-
-
-def _conventions(cfg) -> dict:
-    from rag_corpus_check.report.conventions import conventions_json
-
-    return json.loads(json.dumps(conventions_json(cfg)))

@@ -437,12 +437,10 @@ def _evaluate_base(tree, config_rel: str, base_cfg: Config, rules, out: Outcome)
 def git_head(root: str) -> str | None:
     """The commit of the checked tree, or None outside git. Runs
     ``git rev-parse`` with no pager, no hooks involved, and a short timeout."""
+    from rag_corpus_check.git_source import run_git
+
     try:
-        res = subprocess.run(
-            ["git", "-C", root, "rev-parse", "--verify", "-q", "HEAD^{commit}"],
-            capture_output=True, timeout=10, check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
-        )
+        res = run_git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     sha = res.stdout.decode("ascii", "replace").strip()
