@@ -81,7 +81,7 @@ class BM25Index:
     _doc_ids: list[str] = field(default_factory=list)
     _doc_len: list[int] = field(default_factory=list)
     _tf: dict[str, tuple[array, array]] = field(default_factory=dict)  # term -> (docs, tfs)
-    _postings: dict[str, tuple[float, list[int], list[float]]] | None = None
+    _postings: dict[str, tuple[array, array]] | None = None  # term -> (docs, weights)
 
     def add(self, doc_id: str, text: str) -> None:
         tokens = tokenize(text, self.params.stopword_set())
@@ -112,7 +112,7 @@ class BM25Index:
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             # Compact arrays: 16 bytes a posting instead of Python objects.
             weights = array("d", [idf * tf / (tf + norm[d]) for d, tf in zip(docs, tfs, strict=True)])
-            postings[term] = (idf, docs, weights)
+            postings[term] = (docs, weights)
         self._postings = postings
         self._tf = {}
         return self
@@ -124,11 +124,11 @@ class BM25Index:
             return {}
         # Start from the longest posting list, copied in C; add the others in
         # Python. Addition order differs per document only in the last bits.
-        entries.sort(key=lambda e: len(e[1]), reverse=True)
-        _, docs, weights = entries[0]
+        entries.sort(key=lambda e: len(e[0]), reverse=True)
+        docs, weights = entries[0]
         scores = dict(zip(docs, weights, strict=True))
         get = scores.get
-        for _, docs, weights in entries[1:]:
+        for docs, weights in entries[1:]:
             for d, w in zip(docs, weights, strict=True):
                 scores[d] = get(d, 0.0) + w
         return scores

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome
+from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, environment
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
@@ -135,8 +135,6 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
         s.bullets(convention_lines(cfg))
 
     prov = Summary()
-    from rag_corpus_check.pipeline import environment
-
     env = environment()
     items = [f"rag-corpus-check {cell(env['tool_version'])}, Python {cell(env['python'])}"]
     if out.corpus and out.corpus.fingerprint:
