@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
     stage = "start"
     results_path = None
+    previous = progress.current()
     try:
         results_path, summary_path = output_paths(args.output, args.summary_file)
         root = os.path.abspath(args.root)
@@ -211,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         if stage == "check":
             stage = last_stage() or stage  # the pipeline stage that failed
         return _internal_error(exc, stage, github)
+    finally:
+        progress.install(previous)  # a later run in this process (tests) starts silent
 
 
 def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:

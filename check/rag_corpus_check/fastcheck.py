@@ -12,6 +12,9 @@ generated valid and invalid records. Keep them in step with the schemas.
 from __future__ import annotations
 
 import re
+from itertools import chain, repeat
+
+from rag_corpus_check.safe_io import thaw
 
 # The `not: {pattern: ...}` of the schemas, searched the same way (re.search).
 _ID_BAD = re.compile("[\u0000-\u001f\u007f\u0085\u2028\u2029]").search
@@ -92,3 +95,65 @@ def gold_query(r) -> bool:
     if "snapshot" in r and not _snapshot(r["snapshot"]):
         return False
     return "metadata" not in r or type(r["metadata"]) is dict
+
+
+def _ids_ok(ids: list) -> bool:
+    """``_id`` for every item, in C: join fails on a non-string; a "\n"
+    inside an id adds a separator."""
+    if not ids:
+        return True
+    try:
+        joined = "\n".join(ids)
+    except TypeError:
+        return False
+    if joined.count("\n") != len(ids) - 1 or _JOINED_BAD(joined):
+        return False
+    lengths = list(map(len, ids))
+    return min(lengths) > 0 and max(lengths) <= 512
+
+
+def _optional(recs: list, key: str) -> list:
+    """The values of ``key`` (None where absent); ValueError when a record
+    has it as JSON null, which the schemas never allow."""
+    values = list(map(dict.get, recs, repeat(key)))
+    if None in values and sum(map(dict.__contains__, recs, repeat(key))) != len(values) - values.count(None):
+        raise ValueError(key)
+    return values
+
+
+def corpus_block(recs: list[dict]) -> tuple[list, list, list, list]:
+    """:func:`corpus_record` for a block of records at once (C loops over
+    the block; the Python loops run over distinct values, a handful).
+    Returns ``(ids, types, statuses, snapshots)``; raises ValueError (or
+    KeyError, TypeError) if any record is invalid. Nested objects are still
+    pair tuples (``safe_io.jsonl_blocks``)."""
+    if not _CORPUS_KEYS.issuperset(chain.from_iterable(recs)):
+        raise ValueError("key")
+    ids = list(map(dict.__getitem__, recs, repeat("id")))
+    texts = list(map(dict.__getitem__, recs, repeat("text")))
+    if not _ids_ok(ids):
+        raise ValueError("id")
+    if set(map(type, texts)) != {str} or max(map(len, texts)) > 10_000_000:
+        raise ValueError("text")
+    titles = list(map(dict.get, recs, repeat("title"), repeat("")))
+    if set(map(type, titles)) != {str} or max(map(len, titles)) > 10_000:
+        raise ValueError("title")
+    types = _optional(recs, "type")
+    for v in set(types):  # TypeError when unhashable: invalid anyway
+        if v is not None and (type(v) is not str or not 0 < len(v) <= 100 or _TEXT_BAD(v)):
+            raise ValueError("type")
+    statuses = list(map(dict.get, recs, repeat("status"), repeat("active")))
+    if not _STATUS.issuperset(statuses):
+        raise ValueError("status")
+    snaps = _optional(recs, "snapshot")
+    for v in set(snaps):
+        if v is not None and not _snapshot(v):
+            raise ValueError("snapshot")
+    metadata = _optional(recs, "metadata")
+    if metadata.count(None) != len(metadata):
+        for v in metadata:
+            if v is not None:
+                if type(v) is not tuple:
+                    raise ValueError("metadata")
+                thaw(v)  # a duplicate key inside is invalid JSON
+    return ids, types, statuses, snaps

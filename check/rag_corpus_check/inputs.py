@@ -11,29 +11,38 @@ import hashlib
 import math
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
-from sys import intern
+from itertools import compress, repeat
+from operator import ne
 
 from rag_corpus_check import fastcheck
 from rag_corpus_check import problems as P
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.safe_io import (
     Limits,
+    Slow,
     file_size,
     iter_jsonl,
     iter_text_lines,
+    jsonl_blocks,
     line_of,
     load_json_document,
     load_yaml,
+    objects,
     read_bytes,
+    restart,
+    thaw,
 )
 from rag_corpus_check.schemas import describe_error, error_path, iter_errors, validator
 from rag_corpus_check.text import safe_text
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Doc:
-    line: int
+    """What the checks need of a document. Documents with the same type,
+    status and snapshot share one Doc (a million documents hold a handful)."""
+
     type: str | None
     status: str
     snapshot: str | None
@@ -43,8 +52,17 @@ class Doc:
 class Corpus:
     file: str
     docs: dict[str, Doc] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)  # id -> line in the file
+    inactive: set[str] = field(default_factory=set)  # ids whose status is not active
     fingerprint: str | None = None
     snapshots: dict[str, int] = field(default_factory=dict)  # declared label -> count
+
+    shared: dict[Doc, Doc] = field(default_factory=dict, repr=False, compare=False)
+
+    def doc(self, dtype: str | None, status: str, snapshot: str | None) -> Doc:
+        """The shared Doc for these values."""
+        doc = Doc(dtype, status, snapshot)
+        return self.shared.setdefault(doc, doc)
 
 
 @dataclass
@@ -124,7 +142,25 @@ def read_corpus(
 ) -> Corpus:
     """Stream the corpus. ``on_doc(doc_id, record)`` is called for every valid,
     first-seen document (the built-in retriever indexes it there), so the
-    text is never kept."""
+    text is never kept. A file with nothing unusual goes through the fast
+    reader; the exact reader takes over (from the start) at the first thing
+    the fast one does not handle, and is the one that reports problems."""
+    if on_doc is None:
+        try:
+            return _read_corpus_fast(real, file, limits, hasher)
+        except Slow:
+            restart(hasher)
+    return _read_corpus_exact(real, file, limits, problems, on_doc, hasher)
+
+
+def _fingerprint(digests: list[bytes]) -> str:
+    """Order-free: the SHA-256 of the sorted SHA-256 of each line (without its
+    line end), so a reordered file or CRLF line ends keep the fingerprint."""
+    digests.sort()
+    return "sha256:" + hashlib.sha256(b"".join(digests)).hexdigest()[:16]
+
+
+def _read_corpus_exact(real, file, limits, problems, on_doc, hasher) -> Corpus:
     corpus = Corpus(file=file)
     v = validator("corpus")
     digests = []
@@ -144,31 +180,65 @@ def read_corpus(
         if doc_id in corpus.docs:
             problems.add(
                 P.CONSISTENCY,
-                f"duplicate document id (first on line {corpus.docs[doc_id].line}); "
+                f"duplicate document id (first on line {corpus.lines[doc_id]}); "
                 "ids must be unique — rename or remove one of them",
                 file=file, line=line, id=doc_id,
             )
             continue
+        status = rec.get("status", "active")
         snap = rec.get("snapshot")
-        # Interned: a million documents share a handful of type/status/snapshot
-        # strings instead of holding a copy each (~150 MB at 1M documents).
-        dtype = rec.get("type")
-        corpus.docs[doc_id] = Doc(
-            line,
-            intern(dtype) if dtype is not None else None,
-            intern(rec.get("status", "active")),
-            intern(snap) if snap is not None else None,
-        )
+        corpus.docs[doc_id] = corpus.doc(rec.get("type"), status, snap)
+        corpus.lines[doc_id] = line
+        if status != "active":
+            corpus.inactive.add(doc_id)
         if on_doc is not None:
             on_doc(doc_id, rec)
         if snap is not None:
             corpus.snapshots[snap] = corpus.snapshots.get(snap, 0) + 1
         digests.append(hashlib.sha256(raw_line).digest())
-    digests.sort()
-    h = hashlib.sha256()
-    for d in digests:
-        h.update(d)
-    corpus.fingerprint = "sha256:" + h.hexdigest()[:16]
+    corpus.fingerprint = _fingerprint(digests)
+    return corpus
+
+
+_SHA256 = hashlib.sha256
+_DIGEST = type(hashlib.sha256()).digest
+
+
+def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
+    """The corpus a block of lines at a time, each check one pass in C over
+    the block (see :mod:`fastcheck`); :class:`Slow` at anything else."""
+    corpus = Corpus(file=file)
+    docs, lines_of = corpus.docs, corpus.lines
+    by_key: dict[tuple, Doc] = {}
+    digests: list[bytes] = []
+    snapshots: Counter = Counter()
+    progress = current_progress()
+    total_bytes = file_size(real)
+    done_bytes = 0
+    label = f"reading {file}"
+    for first, raw_lines, values in jsonl_blocks(real, file, limits, hasher):
+        recs = objects(values)
+        n = len(recs)
+        try:
+            ids, types, statuses, snaps = fastcheck.corpus_block(recs)
+        except (KeyError, TypeError, ValueError):
+            raise Slow from None
+        if len(set(ids)) != n or not docs.keys().isdisjoint(ids):
+            raise Slow  # a duplicate id: the exact reader says where
+        keys = list(zip(types, statuses, snaps, strict=True))
+        for key in set(keys).difference(by_key):
+            by_key[key] = corpus.doc(*key)
+        docs.update(zip(ids, map(by_key.__getitem__, keys), strict=True))
+        lines_of.update(zip(ids, range(first, first + n), strict=True))
+        if len(set(statuses)) > 1 or statuses[0] != "active":
+            corpus.inactive.update(compress(ids, map(ne, statuses, repeat("active"))))
+        snapshots.update(snaps)
+        digests.extend(map(_DIGEST, map(_SHA256, raw_lines)))
+        done_bytes += sum(map(len, raw_lines)) + n
+        progress.block(label, first + n - 1, part=(done_bytes, total_bytes))
+    snapshots.pop(None, None)
+    corpus.snapshots = dict(snapshots)
+    corpus.fingerprint = _fingerprint(digests)
     return corpus
 
 
@@ -190,13 +260,18 @@ def read_gold(
         _read_qrels(real, file, limits, problems, gold, hasher)
         return gold
     if fmt == "jsonl":
+        try:
+            return _read_gold_fast(real, file, limits, hasher)
+        except Slow:
+            restart(hasher)
         v = validator("gold", "#/$defs/query")
         for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
             if not isinstance(rec, dict):
                 problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
                 continue
             if _schema_problems(problems, v, rec, file, line, fast=fastcheck.gold_query):
-                _add_query(gold, rec, line, {k: line for k in rec["relevant"]}, file, problems)
+                # Every label of a JSONL question is on its line: no label lines.
+                _add_query(gold, rec, line, {}, file, problems)
         return gold
     if fmt == "yaml":
         doc = load_yaml(read_bytes(real, file, limits.max_file_bytes, hasher), file, limits)
@@ -231,6 +306,31 @@ def read_gold(
         rel = q["relevant"]
         label_lines = {d: (line_of(doc, ["queries", i, "relevant", d]) or qline) for d in rel}
         _add_query(gold, q, qline, label_lines, file, problems)
+    return gold
+
+
+def _read_gold_fast(real, file, limits, hasher) -> Gold:
+    """JSONL gold without a problem in it (else :class:`Slow`)."""
+    gold = Gold(file=file)
+    queries = gold.queries
+    for first, _raw, values in jsonl_blocks(real, file, limits, hasher):
+        for line, rec in enumerate(objects(values), first):
+            pairs = rec.get("relevant")
+            if type(pairs) is not tuple:
+                raise Slow
+            rec["relevant"] = rel = dict(pairs)
+            if len(rel) != len(pairs):
+                raise Slow
+            if "metadata" in rec:
+                if type(rec["metadata"]) is not tuple:
+                    raise Slow
+                rec["metadata"] = thaw(rec["metadata"])
+            if not fastcheck.gold_query(rec):
+                raise Slow
+            qid = rec["query_id"]
+            if qid in queries:
+                raise Slow
+            queries[qid] = GoldQuery(qid, line, rel, {}, rec.get("query"), rec.get("snapshot"))
     return gold
 
 
@@ -321,6 +421,10 @@ def read_run(
     if fmt == "trec":
         _read_trec_run(real, file, limits, problems, run, hasher)
         return run
+    try:
+        return _read_run_fast(real, file, limits, hasher)
+    except Slow:
+        restart(hasher)
     v = validator("run")
     progress = current_progress()
     label = f"reading {file}"
@@ -357,6 +461,26 @@ def read_run(
             seen[d] = pos
         if not dup:
             run.queries[qid] = RunQuery(qid, line, list(ranking), rec.get("snapshot"))
+    return run
+
+
+def _read_run_fast(real, file, limits, hasher) -> Run:
+    """A JSONL run without a problem in it (else :class:`Slow`)."""
+    run = Run(file=file, format="jsonl")
+    queries = run.queries
+    progress = current_progress()
+    label = f"reading {file}"
+    for first, _raw, values in jsonl_blocks(real, file, limits, hasher):
+        recs = objects(values)
+        for line, rec in enumerate(recs, first):
+            if not fastcheck.run_record(rec):
+                raise Slow
+            qid = rec["query_id"]
+            ranking = rec["ranking"]
+            if qid in queries or len(set(ranking)) != len(ranking):
+                raise Slow
+            queries[qid] = RunQuery(qid, line, ranking, rec.get("snapshot"))
+        progress.block(label, first + len(recs) - 1)
     return run
 
 

@@ -29,7 +29,7 @@ from rag_corpus_check.inputs import (
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index
 from rag_corpus_check.retrieve_command import CommandResult, run_command
-from rag_corpus_check.safe_io import InputError, resolve_input, sha256_file
+from rag_corpus_check.safe_io import InputError, Sha256, resolve_input, sha256_file
 from rag_corpus_check.validate import cross_check
 
 PASS, FAIL, INVALID, ERROR = "pass", "fail", "invalid", "error"
@@ -135,7 +135,7 @@ def _read(out: Outcome, path: tuple[str, str], limits, reader, *args, **kwargs):
     read once. A reader that stopped early (an InputError) is reported, and
     the file is hashed on its own for provenance when its size allows."""
     real, display = path
-    hasher = hashlib.sha256()
+    hasher = Sha256()
     try:
         result = reader(real, display, *args, hasher=hasher, **kwargs)
     except InputError as exc:

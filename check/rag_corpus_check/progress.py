@@ -40,6 +40,16 @@ class Progress:
         self.last = now
         self._emit(label, done, total, unit, now, part)
 
+    def block(self, label: str, done: int, part: tuple[int, int] | None = None) -> None:
+        """:meth:`tick` for a reader that goes a block of lines at a time."""
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.start < self.delay or now - self.last < self.interval:
+            return
+        self.last = now
+        self._emit(label, done, None, "records", now, part)
+
     def _emit(self, label, done, total, unit, now, part=None) -> None:
         if self.github and not self.grouped:
             self.stream.write("::group::rag-corpus-check progress\n")

@@ -3,6 +3,8 @@ scales, snapshots and labels on documents that should not be served."""
 
 from __future__ import annotations
 
+from itertools import chain
+
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
 from rag_corpus_check.inputs import Corpus, Gold, Run
@@ -59,16 +61,27 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, gold.file, gold.snapshot_line, "the gold set", problems)
     docs = corpus.docs
+    known = docs.keys()
+    inactive = corpus.inactive
+    max_grade = cfg.max_grade
     inactive_sev = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
     for q in gold.queries.values():
-        check_snapshot(q.snapshot, label, fp, gold.file, q.line, "the gold set", problems, q.query_id)
-        for doc_id, grade in q.relevant.items():
+        if q.snapshot is not None:
+            check_snapshot(q.snapshot, label, fp, gold.file, q.line, "the gold set", problems, q.query_id)
+        rel = q.relevant
+        if not rel or (
+            # the common case, checked in C: every label in range, known, active
+            max(rel.values()) <= max_grade and min(rel.values()) >= 0
+            and known >= rel.keys() and inactive.isdisjoint(rel)
+        ):
+            continue
+        for doc_id, grade in rel.items():
             line = q.label_lines.get(doc_id) or q.line
-            if grade > cfg.max_grade or grade < 0:
+            if grade > max_grade or grade < 0:
                 problems.add(
                     P.SCHEMA,
                     f"grade {grade} for question `{safe_text(q.query_id, 60)}` is outside the "
-                    f"declared scale 0–{cfg.max_grade} (relevance.max_grade in {cfg.path_display})",
+                    f"declared scale 0–{max_grade} (relevance.max_grade in {cfg.path_display})",
                     file=gold.file, line=line, id=doc_id,
                 )
             doc = docs.get(doc_id)
@@ -83,14 +96,17 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
                 problems.add(
                     P.CONSISTENCY,
                     f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as "
-                    f"relevant ({corpus.file}:{doc.line}); {doc.status} documents should not be "
-                    "served — relabel it, or set validation.inactive_labels",
+                    f"relevant ({corpus.file}:{corpus.lines[doc_id]}); {doc.status} documents should "
+                    "not be served — relabel it, or set validation.inactive_labels",
                     file=gold.file, line=line, id=doc_id, severity=inactive_sev,
                 )
+    # Every ranked id at once, in C; the loop below words what is missing.
+    all_known = known >= set(chain.from_iterable(rq.ranking for rq in run.queries.values()))
     for rq in run.queries.values():
-        check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)
-        if docs.keys() >= set(rq.ranking):
-            continue  # the common case, checked in C
+        if rq.snapshot is not None:
+            check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)
+        if all_known or known >= set(rq.ranking):
+            continue
         for pos, doc_id in enumerate(rq.ranking, 1):
             if doc_id not in docs:
                 problems.add(
@@ -101,20 +117,22 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
                     file=run.file, line=rq.line, id=doc_id,
                 )
     missing_sev = P.ERROR if cfg.missing_queries == "error" else P.WARNING
-    for qid, q in gold.queries.items():
-        if qid not in run.queries:
-            problems.add(
-                P.CONSISTENCY,
-                f"question is in the gold set but not in {run.file}; it is scored as an empty "
-                "ranking (0) — add it to the run",
-                file=gold.file, line=q.line, id=qid, severity=missing_sev,
-            )
+    if not run.queries.keys() >= gold.queries.keys():
+        for qid, q in gold.queries.items():
+            if qid not in run.queries:
+                problems.add(
+                    P.CONSISTENCY,
+                    f"question is in the gold set but not in {run.file}; it is scored as an empty "
+                    "ranking (0) — add it to the run",
+                    file=gold.file, line=q.line, id=qid, severity=missing_sev,
+                )
     extra_sev = P.ERROR if cfg.extra_queries == "error" else P.WARNING
-    for qid, rq in run.queries.items():
-        if qid not in gold.queries:
-            problems.add(
-                P.CONSISTENCY,
-                f"question is in the run but not in {gold.file}; it cannot be scored and is "
-                "left out — label it or remove it from the run",
-                file=run.file, line=rq.line, id=qid, severity=extra_sev,
-            )
+    if not gold.queries.keys() >= run.queries.keys():
+        for qid, rq in run.queries.items():
+            if qid not in gold.queries:
+                problems.add(
+                    P.CONSISTENCY,
+                    f"question is in the run but not in {gold.file}; it cannot be scored and is "
+                    "left out — label it or remove it from the run",
+                    file=run.file, line=rq.line, id=qid, severity=extra_sev,
+                )
