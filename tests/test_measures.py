@@ -104,3 +104,54 @@ def test_parse_measure(name, expected):
 def test_parse_measure_unknown_lists_valid(bad):
     with pytest.raises(ValueError, match=r"P@k, R@k, nDCG@k and Judged@k"):
         parse_measure(bad)
+
+
+def _reference_dcg(grades_in_order, k, kind):
+    from rag_corpus_check.measures import gain
+
+    return sum(gain(g, kind) / math.log2(i + 2) for i, g in enumerate(grades_in_order[:k]))
+
+
+def test_evaluate_gives_the_measure_functions_floats_exactly():
+    """evaluate() computes all measures from one lookup per question and dcg()
+    sums in C; both must give the very floats of the one-measure functions
+    and of the textbook DCG loop (== on floats, not a tolerance)."""
+    import random
+
+    from rag_corpus_check.evaluate import evaluate
+    from rag_corpus_check.measures import (
+        Measure,
+        dcg,
+        judged_at_k,
+        ndcg_at_k,
+        precision_at_k,
+        recall_at_k,
+    )
+
+    rng = random.Random(2026)
+    docs = [f"d{i}" for i in range(60)]
+    gold = {f"q{i}": {d: rng.choice([0, 0, 1, 2, 3, 7]) for d in rng.sample(docs, rng.randrange(0, 9))}
+            for i in range(400)}
+    runs = {q: rng.sample(docs, rng.randrange(0, 40)) for q in gold if rng.random() < 0.9}
+    measures = [Measure(n, k) for n in ("P", "R", "nDCG", "Judged") for k in (1, 3, 5, 10, 20, 150)]
+    for gain_kind in ("linear", "exponential"):
+        for min_grade in (1, 2):
+            for short in ("pad", "actual"):
+                ev = evaluate(gold, runs, measures, min_grade=min_grade, gain=gain_kind, short_list=short)
+                for r in ev.queries:
+                    g, ranking = gold[r.query_id], runs.get(r.query_id, [])
+                    for m in measures:
+                        if m.name == "P":
+                            want = precision_at_k(ranking, g, m.k, min_grade, short)
+                        elif m.name == "R":
+                            want = recall_at_k(ranking, g, m.k, min_grade)
+                        elif m.name == "nDCG":
+                            want = ndcg_at_k(ranking, g, m.k, gain_kind) if r.relevant else None
+                        else:
+                            want = judged_at_k(ranking, g, m.k)
+                        assert r.values[str(m)] == want, (r.query_id, str(m))
+    for _ in range(2000):
+        gs = [rng.choice([0, 1, 2, 3, 10]) for _ in range(rng.randrange(0, 140))]
+        k = rng.randrange(1, 160)
+        for kind in ("linear", "exponential"):
+            assert dcg(gs, k, kind) == _reference_dcg(gs, k, kind)

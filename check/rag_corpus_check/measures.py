@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from operator import truediv
 
 MEASURES = ("P", "R", "nDCG", "Judged")
 _NAME = re.compile(r"(P|R|nDCG|Judged)@([1-9][0-9]{0,4})")
@@ -85,9 +86,16 @@ def gain(grade: int, kind: str = "linear") -> float:
     return float(grade) if kind == "linear" else float(2**grade - 1)
 
 
+_DISCOUNT = [math.log2(i + 2) for i in range(128)]
+
+
 def dcg(grades_in_order: list[int], k: int, kind: str = "linear") -> float:
     """DCG@k = Σ_{i=1..k} gain(g_i) / log2(i + 1)."""
-    return sum(gain(g, kind) / math.log2(i + 2) for i, g in enumerate(grades_in_order[:k]))
+    gs = grades_in_order[:k]
+    if kind == "linear" and len(gs) <= len(_DISCOUNT) and (not gs or min(gs) >= 0):
+        # The same divisions, summed by the same sum(), in C: the same float.
+        return sum(map(truediv, map(float, gs), _DISCOUNT))
+    return sum(gain(g, kind) / math.log2(i + 2) for i, g in enumerate(gs))
 
 
 def ndcg_at_k(

@@ -202,6 +202,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         out.run = _read(out, paths["run"], limits, read_run, rfmt, limits, problems)
     if cfg.shard and out.run is not None:
         out.run.queries = {q: v for q, v in out.run.queries.items() if in_shard(q, cfg.shard)}
+        out.run.ranked = None  # held the other shards' ids too
     if out.corpus is None or out.gold is None:
         return False
     if not cfg.run and not problems.has_errors():
@@ -242,7 +243,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
     out.irrelevant_by_type = irrelevant_by_type(
         grades,
         rankings,
-        cfg.k, cfg.min_grade, {d: doc.type for d, doc in out.corpus.docs.items()},
+        cfg.k, cfg.min_grade, out.corpus.docs,
     )
     if not cfg.thresholds:
         problems.add(

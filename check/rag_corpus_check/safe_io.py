@@ -13,6 +13,7 @@ traceback.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import errno
 import gc
 import hashlib
@@ -427,6 +428,20 @@ class Sha256:
 
     def hexdigest(self) -> str:
         return self._h.hexdigest()
+
+
+@contextlib.contextmanager
+def no_gc():
+    """The cyclic GC paused: the fast readers build many short-lived tuples
+    and dicts and no reference cycles, and each collection would walk the
+    growing corpus again (measured: 0.1 s of 1.5 s at 100k documents)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def restart(hasher) -> None:

@@ -101,7 +101,10 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
                     file=gold.file, line=line, id=doc_id, severity=inactive_sev,
                 )
     # Every ranked id at once, in C; the loop below words what is missing.
-    all_known = known >= set(chain.from_iterable(rq.ranking for rq in run.queries.values()))
+    ranked = run.ranked
+    if ranked is None:
+        ranked = set(chain.from_iterable(rq.ranking for rq in run.queries.values()))
+    all_known = known >= ranked
     for rq in run.queries.values():
         if rq.snapshot is not None:
             check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)
