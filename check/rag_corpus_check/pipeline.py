@@ -25,6 +25,7 @@ from rag_corpus_check.inputs import (
     read_gold,
     read_run,
     run_format,
+    start_corpus_read,
 )
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index
@@ -184,7 +185,6 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
     if gfmt is None or rfmt is None:
         return False
 
-    limits = cfg.limits
     index = BM25Index(cfg.bm25) if cfg.run_source == "bm25" else None
     on_doc = None
     if index is not None:
@@ -194,15 +194,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             if rec.get("status", "active") in statuses:
                 index.add(doc_id, rec.get("title", "") + "\n" + rec["text"])
 
-    out.gold = _read(out, paths["gold"], limits, read_gold, gfmt, limits, problems)
-    if cfg.shard and out.gold is not None:
-        out.gold.queries = {q: v for q, v in out.gold.queries.items() if in_shard(q, cfg.shard)}
-    out.corpus = _read(out, paths["corpus"], limits, read_corpus, limits, problems, on_doc=on_doc)
-    if cfg.run:
-        out.run = _read(out, paths["run"], limits, read_run, rfmt, limits, problems)
-    if cfg.shard and out.run is not None:
-        out.run.queries = {q: v for q, v in out.run.queries.items() if in_shard(q, cfg.shard)}
-        out.run.ranked = None  # held the other shards' ids too
+    early = _read_inputs(cfg, out, paths, gfmt, rfmt, on_doc)
     if out.corpus is None or out.gold is None:
         return False
     if not cfg.run and not problems.has_errors():
@@ -222,16 +214,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         return False
 
     _enter(out, "evaluate")
-    grades = {qid: q.relevant for qid, q in out.gold.queries.items()}
-    rankings = {qid: q.ranking for qid, q in out.run.queries.items()}
-    out.evaluation = evaluate(
-        grades,
-        rankings,
-        cfg.measures(),
-        min_grade=cfg.min_grade,
-        gain=cfg.gain,
-        short_list=cfg.short_list,
-    )
+    grades, rankings, out.evaluation = early or _evaluate(cfg, out)
     if out.evaluation.counted == 0 and not cfg.shard:  # a shard may hold none; merge checks
         problems.add(
             P.CONSISTENCY,
@@ -253,6 +236,63 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             file=cfg.path_display, severity=P.WARNING,
         )
     return True
+
+
+def _read_inputs(cfg: Config, out: Outcome, paths: dict, gfmt: str, rfmt: str, on_doc):
+    """Read gold, corpus and run (in this order for the messages). A big
+    corpus is read in a second process while this one reads the gold set and
+    the run and evaluates them (the measures do not need the corpus); that
+    evaluation is returned, to be used once the cross-check has passed."""
+    problems, limits = out.problems, cfg.limits
+    job = start_corpus_read(*paths["corpus"], limits) if on_doc is None and cfg.run else None
+    early = None
+    try:
+        out.gold = _read(out, paths["gold"], limits, read_gold, gfmt, limits, problems)
+        if cfg.shard and out.gold is not None:
+            out.gold.queries = {q: v for q, v in out.gold.queries.items() if in_shard(q, cfg.shard)}
+        if job is None:
+            out.corpus = _read(out, paths["corpus"], limits, read_corpus, limits, problems, on_doc=on_doc)
+        mark = len(problems.items)
+        if cfg.run:
+            out.run = _read(out, paths["run"], limits, read_run, rfmt, limits, problems)
+        if cfg.shard and out.run is not None:
+            out.run.queries = {q: v for q, v in out.run.queries.items() if in_shard(q, cfg.shard)}
+            out.run.ranked = None  # held the other shards' ids too
+        if job is None:
+            return None
+        if out.gold is not None and out.run is not None and not problems.has_errors():
+            _enter(out, "evaluate")
+            early = _evaluate(cfg, out)
+            _enter(out, "load")
+        got, job = job.result(), None
+        later = problems.items[mark:]  # the run's: reported after the corpus's
+        del problems.items[mark:]
+        if got is None:  # the child gave up: read it here, with the messages
+            out.corpus = _read(out, paths["corpus"], limits, read_corpus, limits, problems)
+        else:
+            out.corpus, out.inputs[paths["corpus"][1]] = got
+        problems.items.extend(later)
+        order = [paths[k][1] for k in ("gold", "corpus", "run")]
+        out.inputs = {k: v for k, v in out.inputs.items() if k not in order} | {
+            k: out.inputs[k] for k in order if k in out.inputs}
+        return early
+    finally:
+        if job is not None:
+            job.cancel()
+
+
+def _evaluate(cfg: Config, out: Outcome):
+    grades = {qid: q.relevant for qid, q in out.gold.queries.items()}
+    rankings = {qid: q.ranking for qid, q in out.run.queries.items()}
+    evaluation = evaluate(
+        grades,
+        rankings,
+        cfg.measures(),
+        min_grade=cfg.min_grade,
+        gain=cfg.gain,
+        short_list=cfg.short_list,
+    )
+    return grades, rankings, evaluation
 
 
 UNTRUSTED_EVENTS = ("pull_request_target", "workflow_run")

@@ -96,7 +96,7 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
                 problems.add(
                     P.CONSISTENCY,
                     f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as "
-                    f"relevant ({corpus.file}:{corpus.lines[doc_id]}); {doc.status} documents should "
+                    f"relevant ({corpus.file}:{corpus.line(doc_id)}); {doc.status} documents should "
                     "not be served — relabel it, or set validation.inactive_labels",
                     file=gold.file, line=line, id=doc_id, severity=inactive_sev,
                 )
