@@ -394,3 +394,26 @@ def test_every_single_fault_makes_the_fast_reader_give_up(kind, key, bad, tmp_pa
     assert faulty or (key is None and how in ("trailing", "leading", "escaped-key", "inner-dup"))
     taken = same_or_slow(kind, str(p))
     assert not taken if faulty or how in ("trailing", "leading") else taken
+
+
+def test_corpus_fingerprint_is_order_free_and_follows_its_definition(tmp_path):
+    """sha256(count ‖ Σ sha256(line) mod 2^256), first 16 hex digits; the
+    same from both readers, for any line order and line ends."""
+    import hashlib
+
+    lines = [b'{"id": "d%d", "text": "t %d"}' % (i, i * i) for i in range(3000)]
+    total = sum(int.from_bytes(hashlib.sha256(x).digest(), "big") for x in lines) % (1 << 256)
+    want = "sha256:" + hashlib.sha256((3000).to_bytes(8, "big") + total.to_bytes(32, "big")).hexdigest()[:16]
+    p = tmp_path / "c.jsonl"
+    seen = set()
+    for order, end in ((lines, b"\n"), (lines[::-1], b"\n"), (sorted(lines), b"\r\n")):
+        p.write_bytes(end.join(order) + end)
+        for reader in ("fast", "exact"):
+            if reader == "fast":
+                corpus = inputs._read_corpus_fast(str(p), "c.jsonl", LIMITS, None)
+            else:
+                corpus = inputs._read_corpus_exact(str(p), "c.jsonl", LIMITS, Problems(), None, None)
+            seen.add(corpus.fingerprint)
+    assert seen == {want}
+    p.write_bytes(b"\n".join([*lines[:-1], lines[-1].replace(b"t ", b"T ")]) + b"\n")
+    assert inputs._read_corpus_fast(str(p), "c.jsonl", LIMITS, None).fingerprint != want

@@ -172,17 +172,28 @@ def read_corpus(
     return _read_corpus_exact(real, file, limits, problems, on_doc, hasher)
 
 
-def _fingerprint(digests: list[bytes]) -> str:
-    """Order-free: the SHA-256 of the sorted SHA-256 of each line (without its
-    line end), so a reordered file or CRLF line ends keep the fingerprint."""
-    digests.sort()
-    return "sha256:" + hashlib.sha256(b"".join(digests)).hexdigest()[:16]
+_SHA256 = hashlib.sha256
+_DIGEST = type(hashlib.sha256()).digest
+_FROM_BYTES = int.from_bytes
+
+
+def _line_sum(raw_lines) -> int:
+    """The sum of the SHA-256 of each line (without its line end), as integers."""
+    return sum(map(_FROM_BYTES, map(_DIGEST, map(_SHA256, raw_lines))))
+
+
+def _fingerprint(total: int, count: int) -> str:
+    """Order-free: from the sum (mod 2^256) of the SHA-256 of each line, so a
+    reordered file or CRLF line ends keep the fingerprint, and nothing per
+    line is kept (a sorted list of digests held 65 MB at 1M documents)."""
+    summed = (total % (1 << 256)).to_bytes(32, "big")
+    return "sha256:" + hashlib.sha256(count.to_bytes(8, "big") + summed).hexdigest()[:16]
 
 
 def _read_corpus_exact(real, file, limits, problems, on_doc, hasher) -> Corpus:
     corpus = Corpus(file=file)
     v = validator("corpus")
-    digests = []
+    total, count = 0, 0
     progress = current_progress()
     total_bytes = file_size(real)
     done_bytes = 0
@@ -214,13 +225,12 @@ def _read_corpus_exact(real, file, limits, problems, on_doc, hasher) -> Corpus:
             on_doc(doc_id, rec)
         if snap is not None:
             corpus.snapshots[snap] = corpus.snapshots.get(snap, 0) + 1
-        digests.append(hashlib.sha256(raw_line).digest())
-    corpus.fingerprint = _fingerprint(digests)
+        total += _line_sum((raw_line,))
+        count += 1
+    corpus.fingerprint = _fingerprint(total, count)
     return corpus
 
 
-_SHA256 = hashlib.sha256
-_DIGEST = type(hashlib.sha256()).digest
 
 
 def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
@@ -230,7 +240,7 @@ def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
     docs = corpus.docs
     by_key: dict[tuple, Doc] = {}
     count = 0
-    digests: list[bytes] = []
+    total = 0
     snapshots: Counter = Counter()
     progress = current_progress()
     total_bytes = file_size(real)
@@ -251,14 +261,14 @@ def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
         if len(set(statuses)) > 1 or statuses[0] != "active":
             corpus.inactive.update(compress(ids, map(ne, statuses, repeat("active"))))
         snapshots.update(snaps)
-        digests.extend(map(_DIGEST, map(_SHA256, raw_lines)))
+        total += _line_sum(raw_lines)
         done_bytes += sum(map(len, raw_lines)) + n
         progress.block(label, first + n - 1, part=(done_bytes, total_bytes))
     if len(docs) != count:
         raise Slow  # an id twice (the second overwrote the first): the exact reader says where
     snapshots.pop(None, None)
     corpus.snapshots = dict(snapshots)
-    corpus.fingerprint = _fingerprint(digests)
+    corpus.fingerprint = _fingerprint(total, count)
     return corpus
 
 
@@ -269,6 +279,9 @@ def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
 # "Performance"). Linux only (fork without exec is not safe everywhere);
 # RAG_CORPUS_CHECK_PARALLEL=0 turns it off.
 FORK_MIN_BYTES = 8 * 1024**2
+# Above this the child's copy of the corpus state doubles the memory for a
+# gain bounded by the rest of the work (6% at 1M documents, 648 MB).
+FORK_MAX_BYTES = 256 * 1024**2
 
 
 def _can_fork(real: str) -> bool:
@@ -282,7 +295,7 @@ def _can_fork(real: str) -> bool:
     except (AttributeError, OSError):
         return False
     size = file_size(real)
-    return size is not None and size >= FORK_MIN_BYTES
+    return size is not None and FORK_MIN_BYTES <= size <= FORK_MAX_BYTES
 
 
 class CorpusJob:
