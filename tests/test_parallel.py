@@ -132,3 +132,21 @@ def test_child_result_equals_reading_here(tmp_path):
     assert corpus.snapshots == here.snapshots == {"s1": corpus.snapshots["s1"], "s2": 5000 - corpus.snapshots["s1"]}
     assert corpus.fingerprint == here.fingerprint
     assert [corpus.line(d) for d in ("doc-0", "doc-4999")] == [1, 5000]
+
+
+def test_after_the_child_gave_up_the_file_is_read_once_more_not_twice(repo, run_cli, monkeypatch):
+    """A bad corpus costs the child's fast read and one exact read here."""
+    calls = []
+    real_fast = inputs._read_corpus_fast
+
+    def counting(*args, **kwargs):
+        calls.append(os.getpid())
+        return real_fast(*args, **kwargs)
+
+    lines = (repo / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    write(repo / "corpus.jsonl", "\n".join([*lines, lines[0]]) + "\n")
+    monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(inputs, "_read_corpus_fast", counting)
+    code, *_ = run_cli()
+    assert code == 2
+    assert os.getpid() not in calls  # the fast reader ran in the child only

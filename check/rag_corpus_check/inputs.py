@@ -156,14 +156,15 @@ def _rid(record):
 
 
 def read_corpus(
-    real: str, file: str, limits: Limits, problems: P.Problems, on_doc=None, hasher=None
+    real: str, file: str, limits: Limits, problems: P.Problems, on_doc=None, hasher=None, fast=True
 ) -> Corpus:
     """Stream the corpus. ``on_doc(doc_id, record)`` is called for every valid,
     first-seen document (the built-in retriever indexes it there), so the
     text is never kept. A file with nothing unusual goes through the fast
     reader; the exact reader takes over (from the start) at the first thing
-    the fast one does not handle, and is the one that reports problems."""
-    if on_doc is None:
+    the fast one does not handle, and is the one that reports problems
+    (``fast=False``: straight to it, when the fast one already gave up)."""
+    if on_doc is None and fast:
         try:
             with no_gc():
                 return _read_corpus_fast(real, file, limits, hasher)

@@ -268,7 +268,7 @@ def _read_inputs(cfg: Config, out: Outcome, paths: dict, gfmt: str, rfmt: str, o
         later = problems.items[mark:]  # the run's: reported after the corpus's
         del problems.items[mark:]
         if got is None:  # the child gave up: read it here, with the messages
-            out.corpus = _read(out, paths["corpus"], limits, read_corpus, limits, problems)
+            out.corpus = _read(out, paths["corpus"], limits, read_corpus, limits, problems, fast=False)
         else:
             out.corpus, out.inputs[paths["corpus"][1]] = got
         problems.items.extend(later)
