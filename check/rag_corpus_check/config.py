@@ -22,7 +22,7 @@ from rag_corpus_check.safe_io import (
     read_bytes,
     resolve_input,
 )
-from rag_corpus_check.schemas import describe_error, error_path, iter_errors, validator
+from rag_corpus_check.schemas import describe_error, error_path, errors
 from rag_corpus_check.text import safe_text
 
 DEFAULT_CONFIG = ".rag-corpus-check.yml"
@@ -96,7 +96,7 @@ def load_config(
     if not isinstance(doc, dict):
         problems.add(P.SCHEMA, "the config must be a YAML mapping (key: value lines)", file=display, line=1)
         return None, real
-    errs = iter_errors(validator("config"), doc)
+    errs = errors("config", doc)
     for err in errs:
         problems.add(P.SCHEMA, describe_error(err), file=display, line=line_of(doc, error_path(err)))
     if errs:

@@ -40,7 +40,7 @@ from rag_corpus_check.safe_io import (
     restart,
     thaw,
 )
-from rag_corpus_check.schemas import describe_error, error_path, iter_errors, validator
+from rag_corpus_check.schemas import describe_error, error_path, errors
 from rag_corpus_check.text import safe_text
 
 
@@ -116,13 +116,13 @@ class Run:
     ranked: set[str] | None = None
 
 
-def _schema_problems(problems, v, record, file, line, doc_for_lines=None, fast=None) -> bool:
-    """True when ``record`` is valid. ``fast`` (from :mod:`fastcheck`) accepts
-    valid records quickly; anything it rejects is validated by jsonschema,
-    which also words the messages."""
+def _schema_problems(problems, schema, record, file, line, doc_for_lines=None, fast=None) -> bool:
+    """True when ``record`` is valid against ``schema`` (name, fragment).
+    ``fast`` (from :mod:`fastcheck`) accepts valid records quickly; anything it
+    rejects is validated by jsonschema, which also words the messages."""
     if fast is not None and fast(record):
         return True
-    errs = iter_errors(v, record)
+    errs = errors(schema[0], record, schema[1])
     for err in errs:
         ln = line_of(doc_for_lines, error_path(err)) if doc_for_lines is not None else line
         problems.add(P.SCHEMA, describe_error(err), file=file, line=ln or line, id=_rid(record))
@@ -193,7 +193,7 @@ def _fingerprint(total: int, count: int) -> str:
 
 def _read_corpus_exact(real, file, limits, problems, on_doc, hasher) -> Corpus:
     corpus = Corpus(file=file)
-    v = validator("corpus")
+    v = ("corpus", "")
     total, count = 0, 0
     progress = current_progress()
     total_bytes = file_size(real)
@@ -398,7 +398,7 @@ def read_gold(
                 return _read_gold_fast(real, file, limits, hasher)
         except Slow:
             restart(hasher)
-        v = validator("gold", "#/$defs/query")
+        v = ("gold", "#/$defs/query")
         for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
             if not isinstance(rec, dict):
                 problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
@@ -416,7 +416,7 @@ def read_gold(
     if not isinstance(doc, dict):
         problems.add(P.SCHEMA, "gold must be a mapping with a `queries:` list", file=file, line=1)
         return gold
-    errs = iter_errors(validator("gold"), doc)
+    errs = errors("gold", doc)
     bad_queries = set()
     for err in errs:
         path = error_path(err)
@@ -560,7 +560,7 @@ def read_run(
             return _read_run_fast(real, file, limits, hasher)
     except Slow:
         restart(hasher)
-    v = validator("run")
+    v = ("run", "")
     progress = current_progress()
     label = f"reading {file}"
     for line, rec in iter_jsonl(real, file, limits, hasher=hasher):

@@ -9,15 +9,16 @@ from the instance value: a schema error must not echo document text.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
-
-import jsonschema
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING
 
 from rag_corpus_check import fastcheck
 from rag_corpus_check.text import safe_text
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMA_NAMES = ("config", "corpus", "gold", "run", "results")
 
@@ -26,8 +27,15 @@ def _strict_int(checker, instance) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-_TYPES = Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int)
-StrictValidator = jsonschema.validators.extend(Draft202012Validator, type_checker=_TYPES)
+@cache
+def _strict_validator():
+    # Imported on first use: jsonschema (with attrs, referencing, …) is ~60 ms
+    # of a 0.3 s check, and a valid config and valid records never need it.
+    import jsonschema
+    from jsonschema import Draft202012Validator
+
+    types = Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int)
+    return jsonschema.validators.extend(Draft202012Validator, type_checker=types)
 
 
 @cache
@@ -39,7 +47,9 @@ def load_schema(name: str) -> dict:
 
 
 @cache
-def _registry() -> Registry:
+def _registry():
+    from referencing import Registry, Resource
+
     reg = Registry()
     for name in SCHEMA_NAMES:
         schema = load_schema(name)
@@ -51,9 +61,10 @@ def _registry() -> Registry:
 def validator(name: str, fragment: str = ""):
     """A validator for a bundled schema, or for ``#/$defs/...`` inside it."""
     schema = load_schema(name)
+    strict = _strict_validator()
     if fragment:
-        return StrictValidator({"$ref": schema["$id"] + fragment}, registry=_registry())
-    return StrictValidator(schema, registry=_registry())
+        return strict({"$ref": schema["$id"] + fragment}, registry=_registry())
+    return strict(schema, registry=_registry())
 
 
 def error_path(err: jsonschema.ValidationError) -> list:
@@ -148,6 +159,152 @@ def iter_errors(v, instance):
     return errors
 
 
+def errors(name: str, instance, fragment: str = "") -> list:
+    """:func:`iter_errors` for a bundled schema by name: [] at once when
+    :func:`quick_valid` proves the instance valid, so jsonschema is only
+    loaded to find and word errors (or to decide what the quick check cannot)."""
+    schema = load_schema(name)
+    if fragment:
+        if not fragment.startswith("#/$defs/"):
+            raise ValueError(fragment)
+        sub = schema["$defs"][fragment[len("#/$defs/"):]]
+        if quick_valid(sub, instance, schema):
+            return []
+    elif name == "gold" and _gold_fast_ok():
+        if _gold_quick(instance, lambda shell: quick_valid(schema, shell, schema)):
+            return []
+    elif quick_valid(schema, instance, schema):
+        return []
+    return iter_errors(validator(name, fragment), instance)
+
+
+# ---------------------------------------------------------------- quick validity
+#
+# A small interpreter for the keywords the bundled schemas use, with the same
+# semantics as the strict jsonschema validator above. It answers True only for
+# an instance that is valid; False is also exact; anything it does not know
+# (another keyword, a number that is a float where an enum holds ints, an
+# external $ref) raises _Unsure and jsonschema decides. tests/test_schemas_quick.py
+# compares it with jsonschema on generated instances of every bundled schema.
+
+
+class _Unsure(Exception):
+    pass
+
+
+_IGNORED = frozenset(("$schema", "$id", "title", "description", "$defs", "$comment", "examples"))
+
+
+def quick_valid(schema, instance, root) -> bool:
+    try:
+        return _ok(schema, instance, root)
+    except (_Unsure, RecursionError):
+        return False
+
+
+def _is_number(v) -> bool:
+    return type(v) is int or type(v) is float
+
+
+def _is_type(v, t: str) -> bool:
+    if t == "integer":
+        return type(v) is int  # strict: neither true nor 1.0
+    if t == "number":
+        return _is_number(v)
+    if t == "string":
+        return isinstance(v, str)
+    if t == "object":
+        return isinstance(v, dict)
+    if t == "array":
+        return isinstance(v, list)
+    if t == "boolean":
+        return type(v) is bool
+    if t == "null":
+        return v is None
+    raise _Unsure
+
+
+def _same(v, a) -> bool:
+    """jsonschema's equality for const/enum on the values our schemas hold."""
+    if type(v) is type(a) and type(a) in (str, int, float, bool, type(None)):
+        return v == a
+    if _is_number(v) and _is_number(a):
+        raise _Unsure  # 1 == 1.0 there; not needed here
+    if isinstance(a, (list, dict)) or isinstance(v, (list, dict)):
+        raise _Unsure
+    return False
+
+
+def _ok(schema, v, root) -> bool:
+    if schema is True:
+        return True
+    if schema is False:
+        return False
+    for kw, arg in schema.items():
+        if kw in _IGNORED:
+            continue
+        if kw == "$ref":
+            if not isinstance(arg, str) or not arg.startswith("#/$defs/"):
+                raise _Unsure
+            if not _ok(root["$defs"][arg[len("#/$defs/"):]], v, root):
+                return False
+        elif kw == "type":
+            if not any(_is_type(v, t) for t in ([arg] if isinstance(arg, str) else arg)):
+                return False
+        elif kw == "const":
+            if not _same(v, arg):
+                return False
+        elif kw == "enum":
+            if not any(_same(v, a) for a in arg):
+                return False
+        elif kw == "required":
+            if isinstance(v, dict) and any(k not in v for k in arg):
+                return False
+        elif kw == "properties":
+            if isinstance(v, dict):
+                for k, sub in arg.items():
+                    if k in v and not _ok(sub, v[k], root):
+                        return False
+        elif kw == "additionalProperties":
+            if "patternProperties" in schema:
+                raise _Unsure
+            if isinstance(v, dict):
+                props = schema.get("properties", {})
+                for k, x in v.items():
+                    if k not in props and not _ok(arg, x, root):
+                        return False
+        elif kw == "propertyNames":
+            if isinstance(v, dict) and not all(_ok(arg, k, root) for k in v):
+                return False
+        elif kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            if _is_number(v) and not {
+                "minimum": v >= arg, "maximum": v <= arg,
+                "exclusiveMinimum": v > arg, "exclusiveMaximum": v < arg,
+            }[kw]:
+                return False
+        elif kw in ("minLength", "maxLength"):
+            if isinstance(v, str) and not (len(v) >= arg if kw == "minLength" else len(v) <= arg):
+                return False
+        elif kw in ("minItems", "maxItems"):
+            if isinstance(v, list) and not (len(v) >= arg if kw == "minItems" else len(v) <= arg):
+                return False
+        elif kw == "items":
+            if isinstance(v, list) and not all(_ok(arg, x, root) for x in v):
+                return False
+        elif kw == "pattern":
+            if isinstance(v, str) and not re.search(arg, v):
+                return False
+        elif kw == "not":
+            if _ok(arg, v, root):
+                return False
+        elif kw == "oneOf":
+            if sum(1 for sub in arg if _ok(sub, v, root)) != 1:
+                return False
+        else:
+            raise _Unsure
+    return True
+
+
 # ---------------------------------------------------------------- fast path
 #
 # A YAML or JSON gold document is validated whole. jsonschema takes ~12 s for
@@ -179,10 +336,14 @@ def _gold_fast_ok() -> bool:
 def _fast_valid(v, instance) -> bool:
     if v is not validator("gold") or not _gold_fast_ok():
         return False
+    return _gold_quick(instance, lambda shell: next(iter(v.iter_errors(shell)), None) is None)
+
+
+def _gold_quick(instance, shell_valid) -> bool:
     if not isinstance(instance, dict) or not isinstance(instance.get("queries"), list):
         return False
     shell = {k: val for k, val in instance.items() if k != "queries"}
     shell["queries"] = []
-    if next(iter(v.iter_errors(shell)), None) is not None:
+    if not shell_valid(shell):
         return False
     return all(fastcheck.gold_query(_plain_query(q)) for q in instance["queries"])
