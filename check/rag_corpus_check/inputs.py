@@ -234,6 +234,18 @@ def _read_corpus_exact(real, file, limits, problems, on_doc, hasher) -> Corpus:
 
 
 
+def _checked_blocks(real, file, limits, hasher, check):
+    """``(first_line, raw_lines, count, check(records))`` per block of the
+    fast reader; :class:`Slow` when ``check`` finds a record invalid."""
+    for first, raw_lines, values in jsonl_blocks(real, file, limits, hasher):
+        recs = objects(values)
+        try:
+            checked = check(recs)
+        except (KeyError, TypeError, ValueError):
+            raise Slow from None
+        yield first, raw_lines, len(recs), checked
+
+
 def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
     """The corpus a block of lines at a time, each check one pass in C over
     the block (see :mod:`fastcheck`); :class:`Slow` at anything else."""
@@ -247,13 +259,9 @@ def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
     total_bytes = file_size(real)
     done_bytes = 0
     label = f"reading {file}"
-    for first, raw_lines, values in jsonl_blocks(real, file, limits, hasher):
-        recs = objects(values)
-        n = len(recs)
-        try:
-            ids, types, statuses, snaps = fastcheck.corpus_block(recs)
-        except (KeyError, TypeError, ValueError):
-            raise Slow from None
+    for first, raw_lines, n, (ids, types, statuses, snaps) in _checked_blocks(
+        real, file, limits, hasher, fastcheck.corpus_block
+    ):
         count += n
         keys = list(zip(types, statuses, snaps, strict=True))
         for key in set(keys).difference(by_key):
@@ -606,13 +614,9 @@ def _read_run_fast(real, file, limits, hasher) -> Run:
     ranked = run.ranked
     progress = current_progress()
     label = f"reading {file}"
-    for first, _raw, values in jsonl_blocks(real, file, limits, hasher):
-        recs = objects(values)
-        n = len(recs)
-        try:
-            qids, rankings, snaps, all_ids = fastcheck.run_block(recs)
-        except (KeyError, TypeError, ValueError):
-            raise Slow from None
+    for first, _raw, n, (qids, rankings, snaps, all_ids) in _checked_blocks(
+        real, file, limits, hasher, fastcheck.run_block
+    ):
         if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
             raise Slow  # a question twice
         if list(map(len, map(set, rankings))) != list(map(len, rankings)):
