@@ -1,8 +1,10 @@
 """Coverage-guided fuzzing (atheris, libFuzzer) of what reads and writes
-untrusted text: the JSONL, YAML, JSON and TREC readers and the escaping for
-the log, annotations and the Markdown summary.
+untrusted text: the JSONL, YAML, JSON and TREC readers, the fast JSONL and
+corpus readers against the exact ones, and the escaping for the log,
+annotations and the Markdown summary.
 
-The first input byte picks a target, the rest is its input. A finding is any
+The first input byte picks a target (the seeds start with its digit), the
+rest is its input. A finding is any
 exception other than ``InputError`` from a reader (a crash, a RecursionError,
 an IndexError inside PyYAML...) or a broken promise of the escaping (a line
 break, a ``::`` or ``##[`` in its output, a table cell that splits a row).
@@ -30,6 +32,7 @@ with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
 
     from rag_corpus_check import problems as P
     from rag_corpus_check import safe_io
+    from rag_corpus_check import inputs
     from rag_corpus_check.inputs import read_gold, read_run
     from rag_corpus_check.report.github import command
     from rag_corpus_check.report.markdown import Summary, cell
@@ -125,6 +128,42 @@ def target_trec(data: bytes, fmt: str) -> None:
             _escaped(p.id)
 
 
+def target_fast_jsonl(data: bytes) -> None:
+    """The fast block reader gives up, or yields what iter_jsonl yields."""
+    path = _file("f.jsonl", data)
+    try:
+        fast = [safe_io.thaw(v) for _, _, values in safe_io.jsonl_blocks(path, "f.jsonl", LIMITS)
+                for v in values]
+    except safe_io.Slow:
+        return
+    except InputError as exc:
+        _clean(exc)
+        return
+    exact = [v for _, v in iter_jsonl(path, "f.jsonl", LIMITS)]
+    if fast != exact:
+        raise AssertionError("fast and exact JSONL readers disagree")
+
+
+def target_fast_corpus(data: bytes) -> None:
+    """The fast corpus reader gives up, or returns what the exact one does
+    with no problem reported."""
+    path = _file("c.jsonl", data)
+    try:
+        fast = inputs._read_corpus_fast(path, "c.jsonl", LIMITS, None)
+    except safe_io.Slow:
+        return
+    except InputError as exc:
+        _clean(exc)
+        return
+    problems = P.Problems()
+    exact = inputs._read_corpus_exact(path, "c.jsonl", LIMITS, problems, None, None)
+    same = (fast.docs == exact.docs and fast.inactive == exact.inactive
+            and fast.snapshots == exact.snapshots and fast.fingerprint == exact.fingerprint
+            and all(fast.line(d) == exact.line(d) for d in exact.docs))
+    if problems.items or not same:
+        raise AssertionError("fast and exact corpus readers disagree")
+
+
 def target_escaping(data: bytes) -> None:
     s = data.decode("utf-8", "surrogateescape")
     _escaped(safe_text(s, 1 + len(data) % 300))
@@ -140,7 +179,7 @@ def target_escaping(data: bytes) -> None:
 def TestOneInput(data: bytes) -> None:
     if not data:
         return
-    which, body = data[0] % 8, data[1:]
+    which, body = (data[0] - ord("0")) % 10, data[1:]  # seeds start with the digit
     if which == 0:
         target_jsonl(body)
     elif which in (1, 2):
@@ -151,6 +190,10 @@ def TestOneInput(data: bytes) -> None:
         target_trec(body, "qrels")
     elif which == 5:
         target_trec(body, "trec")
+    elif which == 7:
+        target_fast_jsonl(body)
+    elif which == 8:
+        target_fast_corpus(body)
     else:
         target_escaping(body)
 
