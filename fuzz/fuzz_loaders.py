@@ -30,9 +30,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "check"))
 with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
     import yaml
 
+    from rag_corpus_check import inputs, safe_io
     from rag_corpus_check import problems as P
-    from rag_corpus_check import safe_io
-    from rag_corpus_check import inputs
     from rag_corpus_check.inputs import read_gold, read_run
     from rag_corpus_check.report.github import command
     from rag_corpus_check.report.markdown import Summary, cell
