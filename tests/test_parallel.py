@@ -84,8 +84,9 @@ def test_a_failure_in_the_parent_reaps_the_child(repo, run_cli, monkeypatch):
     real_job = inputs.CorpusJob
 
     def keep(*args):
-        jobs.append(real_job(*args))
-        return jobs[-1]
+        job = real_job(*args)
+        jobs.append(job.pid)
+        return job
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
@@ -96,7 +97,7 @@ def test_a_failure_in_the_parent_reaps_the_child(repo, run_cli, monkeypatch):
     code, *_ = run_cli()
     assert code == 3 and len(jobs) == 1
     with pytest.raises(ChildProcessError):
-        os.waitpid(jobs[0].pid, os.WNOHANG)  # already reaped: no zombie, no orphan
+        os.waitpid(jobs[0], os.WNOHANG)  # already reaped: no zombie, no orphan
 
 
 def test_not_forked_below_the_size_or_when_turned_off(repo, monkeypatch):

@@ -12,6 +12,7 @@ import marshal
 import math
 import os
 import re
+import signal
 import sys
 import threading
 from collections import Counter
@@ -328,17 +329,27 @@ class CorpusJob:
         self.rfd = rfd
 
     def cancel(self) -> None:
-        """Stop waiting for the child (the parent failed first)."""
+        """End the child and reap it (the parent failed first, or is done)."""
         if self.rfd is not None:
             os.close(self.rfd)
             self.rfd = None
-            os.waitpid(self.pid, 0)  # closing the pipe ends it (EPIPE)
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = None
 
     def result(self) -> tuple[Corpus, str] | None:
-        with os.fdopen(self.rfd, "rb") as f:
-            self.rfd = None
-            data = f.read()
-        _, status = os.waitpid(self.pid, 0)
+        try:
+            with os.fdopen(self.rfd, "rb") as f:
+                self.rfd = None
+                data = f.read()
+            _, status = os.waitpid(self.pid, 0)
+            self.pid = None
+        finally:
+            self.cancel()  # nothing left to do, unless reading failed
         if status != 0 or not data:
             return None
         try:
