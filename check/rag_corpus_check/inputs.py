@@ -356,10 +356,10 @@ class CorpusJob:
             ids, keys, key_index, snapshots, fingerprint, digest = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return None
-        corpus = Corpus(file=self.file, fingerprint=fingerprint, snapshots=snapshots)
+        # lines=None: the fast reader's, document i is on line i + 1
+        corpus = Corpus(file=self.file, lines=None, fingerprint=fingerprint, snapshots=snapshots)
         docs = [corpus.doc(*key) for key in keys]
         corpus.docs = dict(zip(ids, map(docs.__getitem__, key_index), strict=True))
-        corpus.lines = None  # the fast reader's: document i is on line i + 1
         inactive = [i for i, d in enumerate(docs) if d.status != "active"]
         if inactive:
             corpus.inactive = set(compress(ids, map(set(inactive).__contains__, key_index)))

@@ -32,23 +32,20 @@ class Progress:
              part: tuple[int, int] | None = None) -> None:
         """Cheap enough to call per record: it reads the clock every 4096
         calls. The percent is ``done/total``, or ``part`` = (bytes read, size)."""
-        if not self.enabled or done & 4095:
-            return
+        if self.enabled and not done & 4095:
+            self._due(label, done, total, unit, part)
+
+    def block(self, label: str, done: int, part: tuple[int, int] | None = None) -> None:
+        """:meth:`tick` for a reader that goes a block of lines at a time."""
+        if self.enabled:
+            self._due(label, done, None, "records", part)
+
+    def _due(self, label, done, total, unit, part) -> None:
         now = time.monotonic()
         if now - self.start < self.delay or now - self.last < self.interval:
             return
         self.last = now
         self._emit(label, done, total, unit, now, part)
-
-    def block(self, label: str, done: int, part: tuple[int, int] | None = None) -> None:
-        """:meth:`tick` for a reader that goes a block of lines at a time."""
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self.start < self.delay or now - self.last < self.interval:
-            return
-        self.last = now
-        self._emit(label, done, None, "records", now, part)
 
     def _emit(self, label, done, total, unit, now, part=None) -> None:
         if self.github and not self.grouped:
