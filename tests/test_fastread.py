@@ -373,9 +373,13 @@ GOOD = {
     pytest.param(kind, key, bad, id=f"{kind}-{key}-{i}")
     for kind, faults in ONE_FAULT.items() for key, values in faults.items() for i, bad in enumerate(values)
 ] + [pytest.param(kind, None, how, id=f"{kind}-{how}") for kind in GOOD for how in TEXT_FAULTS])
-def test_every_single_fault_makes_the_fast_reader_give_up(kind, key, bad, tmp_path):
+@pytest.mark.parametrize("layout", ["same-keys", "other-order"])
+def test_every_single_fault_makes_the_fast_reader_give_up(kind, key, bad, layout, tmp_path):
     """Each wrong value (and each text-level fault) alone, in an otherwise
-    valid file: the exact reader reports it, the fast reader never takes it."""
+    valid file: the exact reader reports it, the fast reader never takes it.
+    With the other line's keys in the same order the block's records have
+    one shape (the column path of fastcheck); in another order, not (the
+    dict path)."""
     rec = dict(GOOD[kind])
     how = "plain"
     if key is None:
@@ -384,6 +388,8 @@ def test_every_single_fault_makes_the_fast_reader_give_up(kind, key, bad, tmp_pa
         rec[key] = bad
     key_of = "id" if kind == "corpus" else "query_id"
     other = dict(GOOD[kind], **{key_of: "other"})
+    if layout == "other-order":
+        other = dict(reversed(other.items()))
     p = tmp_path / "f.jsonl"
     p.write_bytes(_line(other, "plain") + b"\n" + _line(rec, how) + b"\n")
     exact, problems, _ = _exact(kind, str(p), LIMITS)
@@ -417,3 +423,49 @@ def test_corpus_fingerprint_is_order_free_and_follows_its_definition(tmp_path):
     assert seen == {want}
     p.write_bytes(b"\n".join([*lines[:-1], lines[-1].replace(b"t ", b"T ")]) + b"\n")
     assert inputs._read_corpus_fast(str(p), "c.jsonl", LIMITS, None).fingerprint != want
+
+
+def test_blocks_of_one_shape_are_read_as_columns(tmp_path, monkeypatch):
+    """Lines that all have the same keys in the same order (what an export
+    writes) are checked column by column, without a dict per line; a block
+    of mixed shapes goes through dicts. Both give the exact reader's result."""
+    from rag_corpus_check import fastcheck
+
+    calls = []
+    real = fastcheck._dict_columns
+    monkeypatch.setattr(fastcheck, "_dict_columns", lambda *a: calls.append(1) or real(*a))
+    rows = [{"id": f"d{i}", "title": "T", "text": "t", "type": "faq", "status": "stale", "snapshot": "s1",
+             "metadata": {"k": [1]}} for i in range(3000)]
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+    assert same_or_slow("corpus", str(p))
+    assert calls == []
+    rows[1500] = dict(reversed(rows[1500].items()))
+    del rows[2000]["status"], rows[2500]["title"]
+    p.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+    assert same_or_slow("corpus", str(p))
+    assert len(calls) == 3  # the blocks of lines 1501, 2001 and 2501 (~430 lines a block)
+    fast, _ = _fast("corpus", str(p), LIMITS)
+    assert fast.inactive == {f"d{i}" for i in range(3000)} - {"d2000"}
+
+
+@pytest.mark.parametrize("kind,lines", [
+    ("corpus", [b'{"id": "d1", "text": "t", "type": null}', b'{"id": "d2", "text": "t", "type": null}']),
+    ("corpus", [b'{"id": "d1", "text": "t", "metadata": null}', b'{"id": "d2", "text": "t", "metadata": null}']),
+    ("corpus", [b'{"id": "d1", "id": "d1", "text": "t"}', b'{"id": "d2", "id": "d2", "text": "t"}']),
+    ("corpus", [b'{"id": "d1", "text": "t", "status": null}', b'{"id": "d2", "text": "t"}']),
+    ("run", [b'{"query_id": "q1", "ranking": ["d1"], "snapshot": null}'] * 2),
+    ("run", [b'{"query_id": "q1", "ranking": [1]}', b'{"query_id": "q2", "ranking": ["d1"]}']),
+    ("run", [b'{"query_id": "q1", "ranking": [["d1"]]}', b'{"query_id": "q2", "ranking": ["d1"]}']),
+    ("run", [b'{"query_id": "q1", "ranking": [{"d": ["x"]}]}']),
+    ("run", [b'{"query_id": "q1", "ranking": ["d1", "d2"]}', b'{"query_id": "q2", "ranking": ["d2", "d2"]}']),
+])
+def test_faults_every_line_shares_are_not_taken(kind, lines, tmp_path):
+    """The column path sees a whole column at once: a JSON null or a repeated
+    key on every line, a ranked id that is not a string (checked once per
+    distinct id, at the end) or ranked twice."""
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    exact, problems, _ = _exact(kind, str(p), LIMITS)
+    assert exact is None or problems.items
+    assert not same_or_slow(kind, str(p))

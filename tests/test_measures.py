@@ -155,3 +155,51 @@ def test_evaluate_gives_the_measure_functions_floats_exactly():
         k = rng.randrange(1, 160)
         for kind in ("linear", "exponential"):
             assert dcg(gs, k, kind) == _reference_dcg(gs, k, kind)
+
+
+def _reference_irrelevant_by_type(gold, rankings, k, min_grade, docs):
+    """The table as first written: one loop over every top-k position."""
+    counts: dict[str, list[int]] = {}
+    total = 0
+    for qid, grades in gold.items():
+        for d in rankings.get(qid, [])[:k]:
+            g = grades.get(d)
+            if g is not None and g >= min_grade:
+                continue
+            doc = docs.get(d)
+            t = (doc.type if doc is not None else None) or "(no type)"
+            c = counts.setdefault(t, [0, 0])
+            c[0] += 1
+            if g is None:
+                c[1] += 1
+            total += 1
+    rows = [{"type": t, "irrelevant": n, "unjudged": u, "share": n / total if total else 0.0}
+            for t, (n, u) in counts.items()]
+    rows.sort(key=lambda r: (-r["irrelevant"], r["type"]))
+    return rows
+
+
+def test_irrelevant_by_type_in_two_passes_equals_the_one_loop():
+    """irrelevant_top runs before the corpus is read and irrelevant_by_type
+    after; together they give the one-loop table exactly, with unknown ids,
+    documents without a type and a type spelled like the no-type label."""
+    import random
+
+    from rag_corpus_check.evaluate import irrelevant_by_type, irrelevant_top
+    from rag_corpus_check.inputs import Doc
+
+    rng = random.Random(7)
+    kinds = [Doc(t, "active", None) for t in (None, "faq", "policy", "(no type)", "howto")]
+    seen_unjudged = seen_unknown = False
+    for _ in range(300):
+        ids = [f"d{i}" for i in range(rng.randrange(1, 40))]
+        docs = {d: rng.choice(kinds) for d in ids if rng.random() < 0.9}
+        gold = {f"q{i}": {d: rng.choice([0, 1, 2, 3]) for d in rng.sample(ids, rng.randrange(0, len(ids)))}
+                for i in range(rng.randrange(0, 12))}
+        runs = {q: rng.sample(ids, rng.randrange(0, len(ids))) for q in gold if rng.random() < 0.8}
+        k, min_grade = rng.randrange(1, 12), rng.randrange(1, 4)
+        got = irrelevant_by_type(*irrelevant_top(gold, runs, k, min_grade), docs)
+        assert got == _reference_irrelevant_by_type(gold, runs, k, min_grade, docs)
+        seen_unjudged = seen_unjudged or any(r["unjudged"] for r in got)
+        seen_unknown = seen_unknown or any(d not in docs for r in runs.values() for d in r[:k])
+    assert seen_unjudged and seen_unknown

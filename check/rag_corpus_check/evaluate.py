@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from itertools import repeat
-from operator import ge
+from itertools import compress, filterfalse, repeat
+from operator import attrgetter, ge, gt
 
 from rag_corpus_check.measures import Measure, _check_k, dcg
 
@@ -96,33 +97,57 @@ def evaluate(
     return Evaluation(results, means, counted, excluded)
 
 
-def irrelevant_by_type(
+def irrelevant_top(
     gold_queries: dict[str, dict[str, int]],
     rankings: dict[str, list[str]],
     k: int,
     min_grade: int,
-    docs: dict,
-) -> list[dict]:
+) -> tuple[list[str], list[str]]:
+    """The first half of :func:`irrelevant_by_type`, which needs no corpus
+    (so it runs while the corpus is still being read): every top-k position
+    of a gold question that holds a document not relevant to it (judged below
+    ``min_grade``, or unjudged), as the document ids, and the unjudged ones
+    among them. Grades are never negative, so -1 stands for unjudged."""
+    irrelevant: list[str] = []
+    unjudged: list[str] = []
+    empty: list[str] = []
+    for qid, grades in gold_queries.items():
+        top = rankings.get(qid, empty)[:k]
+        irrelevant += compress(top, map(gt, repeat(min_grade), map(grades.get, top, repeat(-1))))
+        unjudged += filterfalse(grades.__contains__, top)
+    return irrelevant, unjudged
+
+
+NO_TYPE = "(no type)"
+
+
+def irrelevant_by_type(irrelevant: list[str], unjudged: list[str], docs: dict) -> list[dict]:
     """Which kinds of documents crowd out the right ones: per document type,
     how many top-k positions (over all questions) hold a document that is not
-    relevant to the question (judged below ``min_grade``, or unjudged)."""
-    counts: dict[str, list[int]] = {}
-    total = 0
-    for qid, grades in gold_queries.items():
-        for d in rankings.get(qid, [])[:k]:
-            g = grades.get(d)
-            if g is not None and g >= min_grade:
-                continue
-            doc = docs.get(d)
-            t = (doc.type if doc is not None else None) or "(no type)"
-            c = counts.setdefault(t, [0, 0])
-            c[0] += 1
-            if g is None:
-                c[1] += 1
-            total += 1
+    relevant to the question, and how many of those are unjudged (the lists
+    of :func:`irrelevant_top`; ``docs`` maps an id to its ``Doc``)."""
+    counts = _by_type(irrelevant, docs)
+    unjudged_counts = _by_type(unjudged, docs)
+    total = len(irrelevant)
     rows = [
-        {"type": t, "irrelevant": n, "unjudged": u, "share": n / total if total else 0.0}
-        for t, (n, u) in counts.items()
+        {"type": t, "irrelevant": n, "unjudged": unjudged_counts.get(t, 0), "share": n / total}
+        for t, n in counts.items()
     ]
     rows.sort(key=lambda r: (-r["irrelevant"], r["type"]))
     return rows
+
+
+def _by_type(doc_ids: list[str], docs: dict) -> Counter:
+    """How many of ``doc_ids`` per document type (one pass in C)."""
+    counts = Counter(map(_TYPE, map(docs.get, doc_ids, repeat(_UNKNOWN))))
+    if None in counts:
+        counts[NO_TYPE] += counts.pop(None)
+    return counts
+
+
+class _Unknown:
+    type = None
+
+
+_UNKNOWN = _Unknown()  # an id missing from the corpus: counted without a type
+_TYPE = attrgetter("type")

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from itertools import chain, repeat
+from operator import itemgetter
 
-from rag_corpus_check.safe_io import thaw
+from rag_corpus_check.safe_io import objects, thaw
 
 # The `not: {pattern: ...}` of the schemas, searched the same way (re.search).
 _ID_BAD = re.compile("[\u0000-\u001f\u007f\u0085\u2028\u2029]").search
@@ -23,6 +24,11 @@ _STATUS = frozenset(("active", "stale", "restricted"))
 _CORPUS_KEYS = frozenset(("id", "text", "title", "type", "status", "snapshot", "metadata"))
 _RUN_KEYS = frozenset(("query_id", "ranking", "snapshot"))
 _QUERY_KEYS = frozenset(("query_id", "query", "relevant", "snapshot", "metadata"))
+# Keys a record may leave out; for them JSON null is invalid (not "absent").
+_CORPUS_OPTIONAL = ("title", "type", "status", "snapshot", "metadata")
+_RUN_OPTIONAL = ("snapshot",)
+_KEY = itemgetter(0)
+_VALUE = itemgetter(1)
 
 
 def _id(v) -> bool:
@@ -103,13 +109,61 @@ def _ids_ok(ids: list) -> bool:
     return "" not in ids and max(map(len, ids)) <= 512
 
 
-def _optional(recs: list, key: str) -> list:
-    """The values of ``key`` (None where absent); ValueError when a record
-    has it as JSON null, which the schemas never allow."""
-    values = list(map(dict.get, recs, repeat(key)))
-    if None in values and sum(map(dict.__contains__, recs, repeat(key))) != len(values) - values.count(None):
-        raise ValueError(key)
-    return values
+def _columns(values: list) -> dict[str, list] | None:
+    """The fields of a block of top-level objects (pair tuples) as columns,
+    ``{key: values in line order}``, when every object has the same keys in
+    the same order (what an export writes; C passes over the block instead of
+    a dict per record); None when the shapes differ. ValueError for a line
+    that is not an object or an object that repeats a key."""
+    if set(map(type, values)) != {tuple}:
+        raise ValueError("not an object")
+    n = len(values[0])
+    if set(map(len, values)) != {n}:
+        return None
+    columns = {}
+    for j in range(n):
+        pairs = list(map(itemgetter(j), values))
+        keys = set(map(_KEY, pairs))
+        if len(keys) != 1:
+            return None
+        key = keys.pop()
+        if key in columns:
+            raise ValueError("duplicate key")
+        columns[key] = list(map(_VALUE, pairs))
+    return columns
+
+
+def _dict_columns(values: list, optional: tuple[str, ...]) -> dict[str, list]:
+    """:func:`_columns` for a block whose objects differ in shape: one dict
+    per record (``objects``: Slow on a repeated key). A required key missing
+    from a record is a KeyError; an ``optional`` key is a column of None where
+    absent (ValueError where a record has it as JSON null, which the schemas
+    never allow), left out when no record has it."""
+    recs = objects(values)
+    keys = set(chain.from_iterable(recs))
+    columns = {}
+    for key in keys:
+        if key in optional:
+            column = list(map(dict.get, recs, repeat(key)))
+            if None in column and sum(map(dict.__contains__, recs, repeat(key))) != len(column) - column.count(None):
+                raise ValueError(key)
+        else:
+            column = list(map(dict.__getitem__, recs, repeat(key)))
+        columns[key] = column
+    return columns
+
+
+def _block_columns(values: list, allowed: frozenset, optional: tuple[str, ...]) -> dict[str, list]:
+    """The columns of a block: every key allowed, every optional column
+    without a JSON null (see :func:`_dict_columns`)."""
+    columns = _columns(values)
+    if columns is None:
+        columns = _dict_columns(values, optional)
+    elif any(None in columns[key] for key in optional if key in columns):
+        raise ValueError("null")
+    if not allowed.issuperset(columns):
+        raise ValueError("key")
+    return columns
 
 
 def _each_distinct(values: list, check, key: str) -> None:
@@ -120,55 +174,68 @@ def _each_distinct(values: list, check, key: str) -> None:
             raise ValueError(key)
 
 
-def corpus_block(recs: list[dict]) -> tuple[list, list, list, list]:
-    """:func:`corpus_record` for a block of records at once (C loops over
-    the block; the Python loops run over distinct values, a handful).
-    Returns ``(ids, types, statuses, snapshots)``; raises ValueError (or
-    KeyError, TypeError) if any record is invalid. Nested objects are still
-    pair tuples (``safe_io.jsonl_blocks``)."""
-    if not _CORPUS_KEYS.issuperset(chain.from_iterable(recs)):
-        raise ValueError("key")
-    ids = list(map(dict.__getitem__, recs, repeat("id")))
-    texts = list(map(dict.__getitem__, recs, repeat("text")))
+def corpus_block(values: list) -> tuple[list, list, list, list]:
+    """:func:`corpus_record` for a block of lines at once (C loops over the
+    block; the Python loops run over keys and distinct values, a handful).
+    ``values`` are the parsed lines with objects as pair tuples
+    (``safe_io.jsonl_blocks``). Returns ``(ids, types, statuses,
+    snapshots)`` (None where a document has no type or snapshot); raises
+    ValueError (or KeyError, TypeError, Slow) if any record is invalid."""
+    columns = _block_columns(values, _CORPUS_KEYS, _CORPUS_OPTIONAL)
+    n = len(values)
+    ids = columns["id"]
+    texts = columns["text"]
     if not _ids_ok(ids):
         raise ValueError("id")
     if set(map(type, texts)) != {str} or max(map(len, texts)) > 10_000_000:
         raise ValueError("text")
-    titles = list(map(dict.get, recs, repeat("title"), repeat("")))
-    if set(map(type, titles)) != {str} or max(map(len, titles)) > 10_000:
+    titles = columns.get("title")
+    if titles is not None and None in titles:  # absent from some records
+        titles = [t for t in titles if t is not None] or [""]
+    if titles is not None and (set(map(type, titles)) != {str} or max(map(len, titles)) > 10_000):
         raise ValueError("title")
-    types = _optional(recs, "type")
+    types = columns.get("type") or [None] * n
     _each_distinct(types, _type, "type")
-    statuses = list(map(dict.get, recs, repeat("status"), repeat("active")))
+    statuses = columns.get("status") or ["active"] * n
+    if None in statuses:  # absent from some records: the default
+        statuses = ["active" if s is None else s for s in statuses]
     if not _STATUS.issuperset(statuses):
         raise ValueError("status")
-    snaps = _optional(recs, "snapshot")
+    snaps = columns.get("snapshot") or [None] * n
     _each_distinct(snaps, _snapshot, "snapshot")
-    metadata = _optional(recs, "metadata")
-    if metadata.count(None) != len(metadata):
-        for v in metadata:
-            if v is not None:
-                if type(v) is not tuple:
-                    raise ValueError("metadata")
-                thaw(v)  # a duplicate key inside is invalid JSON
+    for v in columns.get("metadata", ()):
+        if v is not None:
+            if type(v) is not tuple:
+                raise ValueError("metadata")
+            thaw(v)  # a duplicate key inside is invalid JSON
     return ids, types, statuses, snaps
 
 
-def run_block(recs: list[dict]) -> tuple[list, list, list, list]:
-    """:func:`run_record` for a block of run lines at once. Returns
-    ``(query_ids, rankings, snapshots, all_ids)``; raises ValueError (or
-    KeyError, TypeError) if any line is invalid."""
-    if not _RUN_KEYS.issuperset(chain.from_iterable(recs)):
-        raise ValueError("key")
-    qids = list(map(dict.__getitem__, recs, repeat("query_id")))
-    rankings = list(map(dict.__getitem__, recs, repeat("ranking")))
+def run_block(values: list, ranked: set) -> tuple[list, list, list]:
+    """:func:`run_record` for a block of run lines at once, except the id
+    rules for ranked ids: those are checked once per distinct id, on
+    ``ranked`` (which collects them), by :func:`ranked_ids_ok` at the end.
+    Returns ``(query_ids, rankings, snapshots)``; raises ValueError (or
+    KeyError, TypeError, Slow) if any line is invalid or ranks a document
+    twice."""
+    columns = _block_columns(values, _RUN_KEYS, _RUN_OPTIONAL)
+    qids = columns["query_id"]
+    rankings = columns["ranking"]
     if not _ids_ok(qids):
         raise ValueError("query_id")
     if set(map(type, rankings)) != {list} or max(map(len, rankings)) > 100_000:
         raise ValueError("ranking")
-    all_ids = list(chain.from_iterable(rankings))
-    if not _ids_ok(all_ids):
-        raise ValueError("ranking")
-    snaps = _optional(recs, "snapshot")
+    # TypeError on an unhashable item. The small sets first: they cache each
+    # id's hash while the ids are in cache, and adding hashed ids to the big
+    # set is then 2x faster (measured; the hashing delays its cache misses).
+    if sum(map(len, map(set, rankings))) != sum(map(len, rankings)):
+        raise ValueError("a document twice in a ranking")
+    ranked.update(chain.from_iterable(rankings))
+    snaps = columns.get("snapshot") or [None] * len(values)
     _each_distinct(snaps, _snapshot, "snapshot")
-    return qids, rankings, snaps, all_ids
+    return qids, rankings, snaps
+
+
+def ranked_ids_ok(ranked: set) -> bool:
+    """The id rules of :func:`run_record` for every distinct ranked id."""
+    return _ids_ok(list(ranked))

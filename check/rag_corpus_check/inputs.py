@@ -17,6 +17,7 @@ import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import compress, repeat
 from operator import ne
 
@@ -239,12 +240,11 @@ def _checked_blocks(real, file, limits, hasher, check):
     """``(first_line, raw_lines, count, check(records))`` per block of the
     fast reader; :class:`Slow` when ``check`` finds a record invalid."""
     for first, raw_lines, values in jsonl_blocks(real, file, limits, hasher):
-        recs = objects(values)
         try:
-            checked = check(recs)
+            checked = check(values)
         except (KeyError, TypeError, ValueError):
             raise Slow from None
-        yield first, raw_lines, len(recs), checked
+        yield first, raw_lines, len(values), checked
 
 
 def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
@@ -625,16 +625,14 @@ def _read_run_fast(real, file, limits, hasher) -> Run:
     ranked = run.ranked
     progress = current_progress()
     label = f"reading {file}"
-    for first, _raw, n, (qids, rankings, snaps, all_ids) in _checked_blocks(
-        real, file, limits, hasher, fastcheck.run_block
-    ):
+    check = partial(fastcheck.run_block, ranked=ranked)
+    for first, _raw, n, (qids, rankings, snaps) in _checked_blocks(real, file, limits, hasher, check):
         if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
             raise Slow  # a question twice
-        if list(map(len, map(set, rankings))) != list(map(len, rankings)):
-            raise Slow  # a document twice in a ranking
-        ranked.update(all_ids)
         queries.update(zip(qids, map(RunQuery, qids, range(first, first + n), rankings, snaps), strict=True))
         progress.block(label, first + n - 1)
+    if not fastcheck.ranked_ids_ok(ranked):
+        raise Slow
     return run
 
 

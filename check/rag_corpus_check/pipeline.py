@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rag_corpus_check import __version__
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config, load_config
-from rag_corpus_check.evaluate import Evaluation, evaluate, irrelevant_by_type
+from rag_corpus_check.evaluate import Evaluation, evaluate, irrelevant_by_type, irrelevant_top
 from rag_corpus_check.gate import ThresholdResult, apply_thresholds, gate_passed
 from rag_corpus_check.inputs import (
     Corpus,
@@ -214,7 +214,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
         return False
 
     _enter(out, "evaluate")
-    grades, rankings, out.evaluation = early or _evaluate(cfg, out)
+    irrelevant, out.evaluation = early or _evaluate(cfg, out)
     if out.evaluation.counted == 0 and not cfg.shard:  # a shard may hold none; merge checks
         problems.add(
             P.CONSISTENCY,
@@ -223,11 +223,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             file=out.gold.file,
         )
         return False
-    out.irrelevant_by_type = irrelevant_by_type(
-        grades,
-        rankings,
-        cfg.k, cfg.min_grade, out.corpus.docs,
-    )
+    out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus.docs)
     if not cfg.thresholds:
         problems.add(
             P.CONFIG,
@@ -282,6 +278,8 @@ def _read_inputs(cfg: Config, out: Outcome, paths: dict, gfmt: str, rfmt: str, o
 
 
 def _evaluate(cfg: Config, out: Outcome):
+    """The evaluation and what :func:`irrelevant_by_type` needs of the run
+    (neither needs the corpus)."""
     grades = {qid: q.relevant for qid, q in out.gold.queries.items()}
     rankings = {qid: q.ranking for qid, q in out.run.queries.items()}
     evaluation = evaluate(
@@ -292,7 +290,7 @@ def _evaluate(cfg: Config, out: Outcome):
         gain=cfg.gain,
         short_list=cfg.short_list,
     )
-    return grades, rankings, evaluation
+    return irrelevant_top(grades, rankings, cfg.k, cfg.min_grade), evaluation
 
 
 UNTRUSTED_EVENTS = ("pull_request_target", "workflow_run")

@@ -4,6 +4,7 @@ scales, snapshots and labels on documents that should not be served."""
 from __future__ import annotations
 
 from itertools import chain
+from operator import attrgetter
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
@@ -60,20 +61,49 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
     label = corpus_snapshot(cfg, corpus, problems)
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, gold.file, gold.snapshot_line, "the gold set", problems)
-    docs = corpus.docs
-    known = docs.keys()
-    inactive = corpus.inactive
-    max_grade = cfg.max_grade
+    known = corpus.docs.keys()
+    # Every question at once, in C; the loop words what is wrong, question by
+    # question, and looks only at what this found: labelled ids that are
+    # unknown or inactive, grades outside the scale, snapshots that differ.
+    queries = list(gold.queries.values())
+    labels = list(map(_RELEVANT, queries))
+    labelled = set(chain.from_iterable(labels))
+    suspect = (labelled - known) | (labelled & corpus.inactive)
+    grades = set(chain.from_iterable(map(dict.values, labels)))
+    grades_ok = not grades or (max(grades) <= cfg.max_grade and min(grades) >= 0)
+    snapshots_ok = _snapshots_ok(map(_SNAPSHOT, queries), label, fp)
+    if suspect or not grades_ok or not snapshots_ok:
+        _label_problems(cfg, corpus, gold, problems, label, suspect, grades_ok)
+    # Every ranked id at once, in C; the loop below words what is missing.
+    ranked = run.ranked
+    if ranked is None:
+        ranked = set(chain.from_iterable(rq.ranking for rq in run.queries.values()))
+    all_known = known >= ranked
+    if not all_known or not _snapshots_ok(map(_SNAPSHOT, run.queries.values()), label, fp):
+        _ranking_problems(corpus, run, problems, label)
+    _question_problems(cfg, gold, run, problems)
+
+
+_RELEVANT = attrgetter("relevant")
+_SNAPSHOT = attrgetter("snapshot")
+
+
+def _snapshots_ok(declared, label, fp) -> bool:
+    """Every distinct declared snapshot (None: none declared) matches."""
+    return all(s is None or _snapshot_ok(s, label, fp) for s in set(declared))
+
+
+def _label_problems(cfg, corpus, gold, problems, label, suspect, grades_ok) -> None:
     inactive_sev = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
+    docs = corpus.docs
+    max_grade = cfg.max_grade
+    fp = corpus.fingerprint
     for q in gold.queries.values():
         if q.snapshot is not None:
             check_snapshot(q.snapshot, label, fp, gold.file, q.line, "the gold set", problems, q.query_id)
         rel = q.relevant
-        if not rel or (
-            # the common case, checked in C: every label in range, known, active
-            max(rel.values()) <= max_grade and min(rel.values()) >= 0
-            and known >= rel.keys() and inactive.isdisjoint(rel)
-        ):
+        if not rel or (suspect.isdisjoint(rel) and (
+                grades_ok or (max(rel.values()) <= max_grade and min(rel.values()) >= 0))):
             continue
         for doc_id, grade in rel.items():
             line = q.label_lines.get(doc_id) or q.line
@@ -100,15 +130,16 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
                     "not be served — relabel it, or set validation.inactive_labels",
                     file=gold.file, line=line, id=doc_id, severity=inactive_sev,
                 )
-    # Every ranked id at once, in C; the loop below words what is missing.
-    ranked = run.ranked
-    if ranked is None:
-        ranked = set(chain.from_iterable(rq.ranking for rq in run.queries.values()))
-    all_known = known >= ranked
+
+
+def _ranking_problems(corpus, run, problems, label) -> None:
+    docs = corpus.docs
+    known = docs.keys()
+    fp = corpus.fingerprint
     for rq in run.queries.values():
         if rq.snapshot is not None:
             check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)
-        if all_known or known >= set(rq.ranking):
+        if known >= set(rq.ranking):
             continue
         for pos, doc_id in enumerate(rq.ranking, 1):
             if doc_id not in docs:
@@ -119,6 +150,9 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
                     "against another corpus — regenerate the run",
                     file=run.file, line=rq.line, id=doc_id,
                 )
+
+
+def _question_problems(cfg, gold, run, problems) -> None:
     missing_sev = P.ERROR if cfg.missing_queries == "error" else P.WARNING
     if not run.queries.keys() >= gold.queries.keys():
         for qid, q in gold.queries.items():
