@@ -446,6 +446,29 @@ def test_python_dash_m_and_console_script(repo, tmp_path):
         assert res.returncode == 0 and "rag-corpus-check" in res.stdout
 
 
+@pytest.mark.parametrize("broken", [False, True])
+def test_entry_points_exit_with_all_output_and_the_exit_code(repo, tmp_path, capsys, broken):
+    """The command ends with os._exit (cli.run: no freeing of a million
+    objects one by one). Its output, through a pipe, must be all of what
+    main() prints, and its exit code main()'s."""
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"rag-corpus-check": "rag_corpus_check.cli:run"}
+    assert "run()" in (ROOT / "check" / "launch.py").read_text()
+    if broken:
+        (repo / "run.jsonl").write_text('{"query_id": "q01", "ranking": ["ghost"]}\n')
+    args = ["--no-github", "--output", str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    for cmd in ([sys.executable, "-I", str(ROOT / "check" / "launch.py")],
+                [sys.executable, "-m", "rag_corpus_check"]):
+        res = subprocess.run([*cmd, *args], cwd=repo, capture_output=True, text=True,
+                             env={**env, "PYTHONPATH": str(ROOT / "check")})
+        code = main(args)
+        assert (res.returncode, res.stdout) == (code, capsys.readouterr().out)
+        assert code == (2 if broken else 0) and len(res.stdout.splitlines()) > 10
+
+
 def test_launcher_ignores_modules_in_the_workspace(repo, tmp_path):
     """`python -I check/launch.py` (what action.yml runs) must not import a
     yaml.py or check/ package planted in the checked-out tree."""

@@ -1,5 +1,3 @@
-import sys
+from rag_corpus_check.cli import run
 
-from rag_corpus_check.cli import main
-
-sys.exit(main())
+run()

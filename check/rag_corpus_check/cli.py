@@ -203,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             build_parser().error("--base and --shard cannot be combined yet")
         outcome = run_check(root, args.config, ctx, base=args.base or None, shard=args.shard,
                             allow_command=args.allow_retriever_command)
+        _LAST_OUTCOME[0] = outcome  # freed by the OS, see run()
         outcome.advisory = args.advisory
         progress.current().close()
         stage = "report"
@@ -214,6 +215,26 @@ def main(argv: list[str] | None = None) -> int:
         return _internal_error(exc, stage, github)
     finally:
         progress.install(previous)  # a later run in this process (tests) starts silent
+
+
+# The last check's outcome: kept so that returning from main() does not free
+# it object by object (a million ranked ids: ~40 ms) when run() exits next.
+_LAST_OUTCOME: list[Outcome | None] = [None]
+
+
+def run() -> None:
+    """The command's entry point: :func:`main`, then exit without freeing
+    memory object by object (the OS takes it back at once). Everything main
+    wrote is flushed first; files it wrote are closed; the corpus child is
+    reaped; no exit handlers are ours."""
+    try:
+        code = main()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        _LAST_OUTCOME[0] = None
+        raise  # e.g. Ctrl-C or a broken pipe: the usual way out
+    os._exit(code)
 
 
 def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from itertools import compress, filterfalse, repeat
-from operator import attrgetter, ge, gt
+from itertools import compress, repeat
+from operator import attrgetter, eq, ge, gt
 
 from rag_corpus_check.measures import Measure, _check_k, dcg
 
@@ -102,32 +102,36 @@ def irrelevant_top(
     rankings: dict[str, list[str]],
     k: int,
     min_grade: int,
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[bool]]:
     """The first half of :func:`irrelevant_by_type`, which needs no corpus
     (so it runs while the corpus is still being read): every top-k position
     of a gold question that holds a document not relevant to it (judged below
-    ``min_grade``, or unjudged), as the document ids, and the unjudged ones
-    among them. Grades are never negative, so -1 stands for unjudged."""
+    ``min_grade``, or unjudged), as the document ids, and for each whether it
+    is unjudged. Grades are never negative, so -1 stands for unjudged."""
     irrelevant: list[str] = []
-    unjudged: list[str] = []
+    unjudged: list[bool] = []
     empty: list[str] = []
     for qid, grades in gold_queries.items():
         top = rankings.get(qid, empty)[:k]
-        irrelevant += compress(top, map(gt, repeat(min_grade), map(grades.get, top, repeat(-1))))
-        unjudged += filterfalse(grades.__contains__, top)
+        gs = list(map(grades.get, top, repeat(-1)))
+        low = list(map(gt, repeat(min_grade), gs))
+        irrelevant += compress(top, low)
+        unjudged += compress(map(eq, gs, repeat(-1)), low)
     return irrelevant, unjudged
 
 
 NO_TYPE = "(no type)"
 
 
-def irrelevant_by_type(irrelevant: list[str], unjudged: list[str], docs: dict) -> list[dict]:
+def irrelevant_by_type(irrelevant: list[str], unjudged: list[bool], docs: dict) -> list[dict]:
     """Which kinds of documents crowd out the right ones: per document type,
     how many top-k positions (over all questions) hold a document that is not
     relevant to the question, and how many of those are unjudged (the lists
-    of :func:`irrelevant_top`; ``docs`` maps an id to its ``Doc``)."""
-    counts = _by_type(irrelevant, docs)
-    unjudged_counts = _by_type(unjudged, docs)
+    of :func:`irrelevant_top`; ``docs`` maps an id to its ``Doc``). One
+    lookup per position, in C."""
+    types = list(map(_TYPE, map(docs.get, irrelevant, repeat(_UNKNOWN))))
+    counts = _no_type(Counter(types))
+    unjudged_counts = _no_type(Counter(compress(types, unjudged)))
     total = len(irrelevant)
     rows = [
         {"type": t, "irrelevant": n, "unjudged": unjudged_counts.get(t, 0), "share": n / total}
@@ -137,9 +141,8 @@ def irrelevant_by_type(irrelevant: list[str], unjudged: list[str], docs: dict) -
     return rows
 
 
-def _by_type(doc_ids: list[str], docs: dict) -> Counter:
-    """How many of ``doc_ids`` per document type (one pass in C)."""
-    counts = Counter(map(_TYPE, map(docs.get, doc_ids, repeat(_UNKNOWN))))
+def _no_type(counts: Counter) -> Counter:
+    """Documents without a type counted under NO_TYPE."""
     if None in counts:
         counts[NO_TYPE] += counts.pop(None)
     return counts

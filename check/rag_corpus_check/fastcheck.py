@@ -27,6 +27,7 @@ _QUERY_KEYS = frozenset(("query_id", "query", "relevant", "snapshot", "metadata"
 # Keys a record may leave out; for them JSON null is invalid (not "absent").
 _CORPUS_OPTIONAL = ("title", "type", "status", "snapshot", "metadata")
 _RUN_OPTIONAL = ("snapshot",)
+_QUERY_OPTIONAL = ("query", "snapshot", "metadata")
 _KEY = itemgetter(0)
 _VALUE = itemgetter(1)
 
@@ -234,6 +235,42 @@ def run_block(values: list, ranked: set) -> tuple[list, list, list]:
     snaps = columns.get("snapshot") or [None] * len(values)
     _each_distinct(snaps, _snapshot, "snapshot")
     return qids, rankings, snaps
+
+
+def gold_block(values: list) -> tuple[list, list, list, list]:
+    """:func:`gold_query` for a block of JSONL gold lines at once. Returns
+    ``(query_ids, relevant, queries, snapshots)`` with each ``relevant`` a
+    dict (None where a line has no query or snapshot); raises ValueError (or
+    KeyError, TypeError, Slow) if any line is invalid."""
+    columns = _block_columns(values, _QUERY_KEYS, _QUERY_OPTIONAL)
+    n = len(values)
+    qids = columns["query_id"]
+    if not _ids_ok(qids):
+        raise ValueError("query_id")
+    labels = columns["relevant"]
+    if set(map(type, labels)) != {tuple}:
+        raise ValueError("relevant")
+    relevant = list(map(dict, labels))
+    if list(map(len, relevant)) != list(map(len, labels)):
+        raise ValueError("a document judged twice")
+    if not _ids_ok(list(chain.from_iterable(relevant))):
+        raise ValueError("relevant")
+    grades = list(chain.from_iterable(map(dict.values, relevant)))
+    # the types of every grade, not of a set of them: True == 1 == 1.0
+    if grades and (set(map(type, grades)) != {int} or min(grades) < 0 or max(grades) > 1000):
+        raise ValueError("grade")
+    queries = columns.get("query") or [None] * n
+    present = [q for q in queries if q is not None]
+    if present and (set(map(type, present)) != {str} or max(map(len, present)) > 100_000):
+        raise ValueError("query")
+    snaps = columns.get("snapshot") or [None] * n
+    _each_distinct(snaps, _snapshot, "snapshot")
+    for v in columns.get("metadata", ()):
+        if v is not None:
+            if type(v) is not tuple:
+                raise ValueError("metadata")
+            thaw(v)  # a duplicate key inside is invalid JSON
+    return qids, relevant, queries, snaps
 
 
 def ranked_ids_ok(ranked: set) -> bool:

@@ -37,10 +37,8 @@ from rag_corpus_check.safe_io import (
     load_json_document,
     load_yaml,
     no_gc,
-    objects,
     read_bytes,
     restart,
-    thaw,
 )
 from rag_corpus_check.schemas import describe_error, error_path, errors
 from rag_corpus_check.text import safe_text
@@ -463,27 +461,19 @@ def read_gold(
 
 
 def _read_gold_fast(real, file, limits, hasher) -> Gold:
-    """JSONL gold without a problem in it (else :class:`Slow`)."""
+    """JSONL gold without a problem in it (else :class:`Slow`), a block of
+    lines at a time (see :func:`fastcheck.gold_block`)."""
     gold = Gold(file=file)
     queries = gold.queries
-    for first, _raw, values in jsonl_blocks(real, file, limits, hasher):
-        for line, rec in enumerate(objects(values), first):
-            pairs = rec.get("relevant")
-            if type(pairs) is not tuple:
-                raise Slow
-            rec["relevant"] = rel = dict(pairs)
-            if len(rel) != len(pairs):
-                raise Slow
-            if "metadata" in rec:
-                if type(rec["metadata"]) is not tuple:
-                    raise Slow
-                rec["metadata"] = thaw(rec["metadata"])
-            if not fastcheck.gold_query(rec):
-                raise Slow
-            qid = rec["query_id"]
-            if qid in queries:
-                raise Slow
-            queries[qid] = GoldQuery(qid, line, rel, {}, rec.get("query"), rec.get("snapshot"))
+    for first, _raw, n, (qids, relevant, texts, snaps) in _checked_blocks(
+        real, file, limits, hasher, fastcheck.gold_block
+    ):
+        if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
+            raise Slow  # a question twice
+        # Every label of a JSONL question is on its line: no label lines.
+        no_lines = map(dict, repeat((), n))
+        queries.update(zip(qids, map(GoldQuery, qids, range(first, first + n), relevant, no_lines, texts, snaps),
+                           strict=True))
     return gold
 
 
