@@ -474,3 +474,25 @@ def test_faults_every_line_shares_are_not_taken(kind, lines, tmp_path):
     exact, problems, _ = _exact(kind, str(p), LIMITS)
     assert exact is None or problems.items
     assert not same_or_slow(kind, str(p))
+
+
+@pytest.mark.parametrize("data", [
+    # a value spread over two lines (a line end is a space to JSON)
+    b'{"id": "d0", "text": "t"}\n{"id": "d1",\n"text": "t"}\n{"id": "d2", "text": "t"}\n',
+    # ... and one more value on a line, so the count of line ends still fits
+    b'{"id": "d0", "text": "t"} {"id": "d1",\n"text": "t"}\n{"id": "d2", "text": "t"}\n',
+    b'{"id": "d0", "text": "t"}{"id": "d1", "text": "t"}\n',
+    b'{"id": "d0", "text": "t"}\n\n{"id": "d1", "text": "t"}',
+])
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_lines_that_are_not_one_value_each_are_not_taken(data, ascii_only, tmp_path):
+    """An ASCII block is scanned in place, value after value; each value must
+    end its line and each line end must close a value. (A block with other
+    characters is split into lines first.)"""
+    if not ascii_only:
+        data = data.replace(b'"t"', '"é"'.encode())
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(data)
+    exact, problems, _ = _exact("corpus", str(p), LIMITS)
+    assert exact is None or problems.items or b"\n\n" in data  # a blank line is valid, and unusual
+    assert not same_or_slow("corpus", str(p))

@@ -57,24 +57,28 @@ def evaluate(
     top_k = max((m.k for m in measures), default=0)
     kinds = [(str(m), m.name, m.k) for m in measures]
     empty: list[str] = []
+    actual = short_list == "actual"
     for qid in sorted(gold_queries):
         grades = gold_queries[qid]
         ranking = rankings.get(qid, empty)
         n_rel = sum(map(ge, grades.values(), repeat(min_grade)))
         top = ranking[:top_k]
-        top_grades = [grades.get(d, 0) for d in top]
+        top_grades = list(map(grades.get, top, repeat(0)))
         values: dict[str, float | None] = {}
+        hits: dict[int, int] = {}  # k -> relevant documents in the top k
         ideal: dict[int, float] = {}
         for key, name, k in kinds:
-            if name == "P":
-                hits = sum(map(ge, top_grades[:k], repeat(min_grade)))
-                if short_list == "actual":
+            if name == "P" or name == "R":
+                h = hits.get(k)
+                if h is None:
+                    h = hits[k] = sum(map(ge, top_grades[:k], repeat(min_grade)))
+                if name == "R":
+                    v = h / n_rel if n_rel else None
+                elif actual:
                     n = min(k, len(ranking))
-                    v = hits / n if n else 0.0
+                    v = h / n if n else 0.0
                 else:
-                    v = hits / k
-            elif name == "R":
-                v = sum(map(ge, top_grades[:k], repeat(min_grade))) / n_rel if n_rel else None
+                    v = h / k
             elif name == "nDCG":
                 v = None
                 if n_rel:
@@ -85,13 +89,13 @@ def evaluate(
             else:
                 v = sum(map(grades.__contains__, top[:k])) / k
             values[key] = v
-        ok = n_rel > 0
-        results.append(QueryResult(qid, OK if ok else NO_RELEVANT, qid in rankings, n_rel, values))
-        if ok:
+        if n_rel:
+            results.append(QueryResult(qid, OK, qid in rankings, n_rel, values))
             counted += 1
             for key, v in values.items():
                 sums[key] += v  # all defined for an ok question
         else:
+            results.append(QueryResult(qid, NO_RELEVANT, qid in rankings, n_rel, values))
             excluded.append(qid)
     means = {key: (total / counted if counted else None) for key, total in sums.items()}
     return Evaluation(results, means, counted, excluded)

@@ -506,33 +506,66 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
                 data = data.replace(b"\r\n", b"\n")
                 if b"\r" in data:
                     raise Slow
-            raw_lines = data.split(b"\n")
-            if not raw_lines[-1]:
-                raw_lines.pop()
-            if max(map(len, raw_lines)) >= max_line:
-                raise Slow
-            n = len(raw_lines)
-            if lineno - 1 + n > limits.max_records:
-                raise Slow
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 raise Slow from None
-            lines = text.split("\n")
-            if not lines[-1]:
-                lines.pop()
-            try:
-                found = list(map(_SCAN, lines, repeat(0)))
-            except (ValueError, StopIteration, RecursionError):
-                raise Slow from None
-            if list(map(itemgetter(1), found)) != list(map(len, lines)):
-                raise Slow  # more after the value (or a line that was all spaces)
-            values = list(map(itemgetter(0), found))
+            if len(text) == len(data):  # ASCII: character offsets are byte offsets
+                values, raw_lines = _scan_ascii(text, data)
+            else:
+                values, raw_lines = _scan_split(text, data)
+            n = len(values)
+            if max(map(len, raw_lines)) >= max_line or lineno - 1 + n > limits.max_records:
+                raise Slow
             # "\\" first: one memchr, where the regex alone costs ~1 ns a byte.
             if "\\" in text and _SURROGATE_ESCAPE.search(text) and _lone_surrogate(values):
                 raise Slow
             yield lineno, raw_lines, values
             lineno += n
+
+
+def _scan_ascii(text: str, data: bytes) -> tuple[list, list]:
+    """The values of an ASCII block, scanned in place one after the other
+    (no copy of each line), and each line's bytes as a memoryview."""
+    values: list = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos, size = 0, len(text)
+    try:
+        while pos < size:
+            value, end = _SCAN(text, pos)
+            if end < size and text[end] != "\n":
+                raise Slow  # more after the value
+            values.append(value)
+            starts.append(pos)
+            ends.append(end)
+            pos = end + 1
+    except (ValueError, StopIteration, RecursionError):
+        raise Slow from None  # also a blank line, or one that starts with a space
+    # A value spread over lines (JSON allows a line end as a space) ends on
+    # a line end too: each line end must close a value.
+    if text.count("\n") != len(ends) - (ends[-1] == size):
+        raise Slow
+    view = memoryview(data)
+    return values, list(map(view.__getitem__, map(slice, starts, ends)))
+
+
+def _scan_split(text: str, data: bytes) -> tuple[list, list]:
+    """:func:`_scan_ascii` for a block with other characters: split into
+    lines (as text and as bytes), then each line scanned."""
+    raw_lines = data.split(b"\n")
+    if not raw_lines[-1]:
+        raw_lines.pop()
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()
+    try:
+        found = list(map(_SCAN, lines, repeat(0)))
+    except (ValueError, StopIteration, RecursionError):
+        raise Slow from None
+    if list(map(itemgetter(1), found)) != list(map(len, lines)):
+        raise Slow  # more after the value (or a line that was all spaces)
+    return list(map(itemgetter(0), found)), raw_lines
 
 
 def objects(values: list) -> list[dict]:
