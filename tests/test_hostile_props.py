@@ -424,6 +424,17 @@ def test_safe_text_never_a_command_or_a_line_break(s, limit):
     assert len(safe_id(s)) <= 200
 
 
+def test_safe_text_skips_the_escaping_loop_only_where_it_changes_nothing():
+    """Printable ASCII skips the per-character loop; it may, because every
+    printable ASCII character escapes to itself (and nothing else passes)."""
+    from rag_corpus_check import text
+
+    printable = [chr(c) for c in range(0x80) if chr(c).isprintable()]
+    assert printable == [chr(c) for c in range(0x20, 0x7F)]
+    assert all(text._escape_char(c) == c for c in printable)
+    assert text.safe_text("q-001 policy/2026", 300) == "q-001 policy/2026"
+
+
 @PROPS
 @given(hostile_text, hostile_text, hostile_text, st.one_of(st.none(), st.integers(-5, 10**6)))
 def test_annotation_is_one_command_with_our_properties(message, file, title, line):

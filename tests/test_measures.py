@@ -186,7 +186,7 @@ def test_irrelevant_by_type_in_two_passes_equals_the_one_loop():
     import random
 
     from rag_corpus_check.evaluate import irrelevant_by_type, irrelevant_top
-    from rag_corpus_check.inputs import Doc
+    from rag_corpus_check.inputs import Corpus, Doc
 
     rng = random.Random(7)
     kinds = [Doc(t, "active", None) for t in (None, "faq", "policy", "(no type)", "howto")]
@@ -198,7 +198,7 @@ def test_irrelevant_by_type_in_two_passes_equals_the_one_loop():
                 for i in range(rng.randrange(0, 12))}
         runs = {q: rng.sample(ids, rng.randrange(0, len(ids))) for q in gold if rng.random() < 0.8}
         k, min_grade = rng.randrange(1, 12), rng.randrange(1, 4)
-        got = irrelevant_by_type(*irrelevant_top(gold, runs, k, min_grade), docs)
+        got = irrelevant_by_type(*irrelevant_top(gold, runs, k, min_grade), Corpus("c.jsonl", docs=docs))
         assert got == _reference_irrelevant_by_type(gold, runs, k, min_grade, docs)
         seen_unjudged = seen_unjudged or any(r["unjudged"] for r in got)
         seen_unknown = seen_unknown or any(d not in docs for r in runs.values() for d in r[:k])

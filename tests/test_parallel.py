@@ -22,7 +22,7 @@ def both(repo, run_cli, monkeypatch):
         forks.append(job.pid)
         return job
 
-    def _both(*argv):
+    def _both(*argv, children=1):
         monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "0")
         serial = run_cli(*argv)
         monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "1")
@@ -30,7 +30,7 @@ def both(repo, run_cli, monkeypatch):
         monkeypatch.setattr(inputs, "CorpusJob", counting_job)
         before = len(forks)
         parallel = run_cli(*argv)
-        assert len(forks) == before + 1, "the corpus was not read in a child"
+        assert len(forks) == before + children, "the corpus was not read in a child"
         monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 8 * 1024**2)
         return serial, parallel
 
@@ -125,14 +125,61 @@ def test_child_result_equals_reading_here(tmp_path):
     data = "".join(json.dumps(r) + "\n" for r in recs).encode()
     path = tmp_path / "c.jsonl"
     path.write_bytes(data)
-    corpus, digest = inputs.CorpusJob(str(path), "c.jsonl", Limits()).result()
+    ids = [r["id"] for r in recs] + ["ghost-1", "ghost-2"]
+    labelled, ranked = set(rng.sample(ids, 800)), set(rng.sample(ids, 3000))
+    irrelevant = rng.choices(ids, k=4000)
+    unjudged = [rng.random() < 0.5 for _ in irrelevant]
+    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
+    job.ask("facts", labelled, ranked)
+    job.ask("types", irrelevant, unjudged)
+    job.ask("docs")
+    corpus, digest = job.result()
     here = inputs._read_corpus_fast(str(path), "c.jsonl", Limits(), Sha256())
     assert digest == hashlib.sha256(data).hexdigest()
     assert corpus.docs == here.docs and list(corpus.docs) == list(here.docs)
     assert corpus.inactive == here.inactive and len(corpus.inactive) > 1000
     assert corpus.snapshots == here.snapshots == {"s1": corpus.snapshots["s1"], "s2": 5000 - corpus.snapshots["s1"]}
-    assert corpus.fingerprint == here.fingerprint
+    assert corpus.fingerprint == here.fingerprint and corpus.count == here.count == 5000
     assert [corpus.line(d) for d in ("doc-0", "doc-4999")] == [1, 5000]
+    # The answers given over there are the ones this process would find.
+    facts = corpus.facts(labelled, ranked)
+    assert facts == here.facts(labelled, ranked)
+    assert len(facts.suspects) > 200 and facts.lines and facts.unknown >= {"ghost-1", "ghost-2"} & ranked
+    assert corpus.type_counts(irrelevant, unjudged) == here.type_counts(irrelevant, unjudged)
+
+
+def test_without_the_documents_only_what_was_asked_is_known(tmp_path):
+    """The ids stay in the child unless asked for: facts about other ids, or
+    the documents themselves, are an error here, not a silent empty answer."""
+    from rag_corpus_check.safe_io import Limits
+
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(f'{{"id": "d{i}", "text": "t", "status": "stale"}}\n' for i in range(300)))
+    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
+    job.ask("facts", {"d1", "x"}, {"d2", "y"})
+    corpus, _ = job.result()
+    assert corpus.count == 300 and corpus.docs is None
+    facts = corpus.facts({"d1", "x"}, {"d2", "y"})
+    assert facts.suspects.keys() == {"d1", "x"} and facts.suspects["x"] is None
+    assert facts.suspects["d1"].status == "stale" and facts.lines == {"d1": 2} and facts.unknown == {"y"}
+    with pytest.raises(RuntimeError):
+        corpus.facts({"d1"}, {"d2"})
+    with pytest.raises(RuntimeError):
+        corpus.type_counts(["d1"], [True])
+
+
+def test_a_child_that_gave_up_is_not_asked_and_says_so(tmp_path):
+    """A corpus with a problem: the child exits without reading questions;
+    asking does not block or fail, and result() is None (read it here)."""
+    from rag_corpus_check.safe_io import Limits
+
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "d1", "text": "t"}\n{"id": "d1", "text": "t"}\n')
+    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
+    big = {f"id-{i}" for i in range(200_000)}  # far more than a pipe holds
+    job.ask("facts", big, big)
+    job.ask("types", list(big), [True] * len(big))
+    assert job.result() is None
 
 
 def test_after_the_child_gave_up_the_file_is_read_once_more_not_twice(repo, run_cli, monkeypatch):
@@ -151,3 +198,62 @@ def test_after_the_child_gave_up_the_file_is_read_once_more_not_twice(repo, run_
     code, *_ = run_cli()
     assert code == 2
     assert os.getpid() not in calls  # the fast reader ran in the child only
+
+
+def test_cross_file_problems_answered_by_the_child_read_the_same(repo, both):
+    """Unknown and stale labels, unknown ranked ids, a run line of another
+    snapshot: found from the child's answers (Corpus.facts), worded and
+    ordered as one process does it."""
+    gold = (repo / "gold.yaml").read_text(encoding="utf-8")
+    gold = gold.replace("      policy-007: 0", "      policy-007: 1\n      ghost-label: 2", 1)
+    write(repo / "gold.yaml", gold)
+    lines = (repo / "run.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"howto-003"', '"ghost-ranked"')
+    lines[1] = lines[1].replace('"snapshot": "2026-11-30"', '"snapshot": "2025-01-01"')
+    write(repo / "run.jsonl", "\n".join(lines) + "\n")
+    serial, parallel = both()
+    assert serial[0] == 2
+    _same(serial, parallel)
+    messages = " ".join(p["message"] for p in serial[3]["problems"])
+    for part in ("unknown document id in the labels", "counts a stale document as relevant",
+                 "unknown document id at position 2", "declares snapshot `2025-01-01`"):
+        assert part in messages, part
+
+
+def test_base_comparison_with_the_corpus_in_a_child(repo, both):
+    """--base needs every id of both corpora (new unjudged documents): the
+    child sends them over when asked."""
+    import json
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=repo, check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    with open(repo / "corpus.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"id": "faq-100", "text": "Deleted backups stay in the Trash for 30 days.",
+                            "type": "faq", "status": "active", "snapshot": "2026-11-30"}) + "\n")
+    lines = (repo / "run.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"howto-003"', '"faq-100"')
+    write(repo / "run.jsonl", "\n".join(lines) + "\n")
+    subprocess.run([*git, "commit", "-qam", "new doc"], cwd=repo, check=True)
+    serial, parallel = both("--base", base, children=2)  # the head's corpus and the base's
+    _same(serial, parallel)
+    new = serial[3]["comparison"]["unjudged_new_docs"]
+    assert any("faq-100" in e["doc_ids"] for e in new), new
+
+
+@pytest.mark.parametrize("arg", [
+    {"d1", "d2"}, ["d1", "d1", "é", "\udc00"], ["a\nb", "c"], ["x\n"], [True, False], [], set(), [""], ["", ""],
+])
+def test_questions_arrive_as_asked(arg):
+    """Ids go over as one text, a line each; anything a line end would
+    garble (or that is not text) goes as a list."""
+    import marshal
+
+    packed = marshal.loads(marshal.dumps(inputs._pack(arg), 2))
+    got = inputs._unpack(packed)
+    assert sorted(got) == sorted(arg) and len(got) == len(arg)
+    assert isinstance(packed, tuple) == (bool(arg) and all(isinstance(a, str) and "\n" not in a for a in arg))

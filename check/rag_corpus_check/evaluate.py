@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import attrgetter, eq, ge, gt
+from operator import eq, ge, gt
 
 from rag_corpus_check.measures import Measure, _check_k, dcg
 
@@ -124,18 +123,12 @@ def irrelevant_top(
     return irrelevant, unjudged
 
 
-NO_TYPE = "(no type)"
-
-
-def irrelevant_by_type(irrelevant: list[str], unjudged: list[bool], docs: dict) -> list[dict]:
+def irrelevant_by_type(irrelevant: list[str], unjudged: list[bool], corpus) -> list[dict]:
     """Which kinds of documents crowd out the right ones: per document type,
     how many top-k positions (over all questions) hold a document that is not
     relevant to the question, and how many of those are unjudged (the lists
-    of :func:`irrelevant_top`; ``docs`` maps an id to its ``Doc``). One
-    lookup per position, in C."""
-    types = list(map(_TYPE, map(docs.get, irrelevant, repeat(_UNKNOWN))))
-    counts = _no_type(Counter(types))
-    unjudged_counts = _no_type(Counter(compress(types, unjudged)))
+    of :func:`irrelevant_top`; ``corpus.type_counts`` counts them)."""
+    counts, unjudged_counts = corpus.type_counts(irrelevant, unjudged)
     total = len(irrelevant)
     rows = [
         {"type": t, "irrelevant": n, "unjudged": unjudged_counts.get(t, 0), "share": n / total}
@@ -143,18 +136,3 @@ def irrelevant_by_type(irrelevant: list[str], unjudged: list[bool], docs: dict) 
     ]
     rows.sort(key=lambda r: (-r["irrelevant"], r["type"]))
     return rows
-
-
-def _no_type(counts: Counter) -> Counter:
-    """Documents without a type counted under NO_TYPE."""
-    if None in counts:
-        counts[NO_TYPE] += counts.pop(None)
-    return counts
-
-
-class _Unknown:
-    type = None
-
-
-_UNKNOWN = _Unknown()  # an id missing from the corpus: counted without a type
-_TYPE = attrgetter("type")

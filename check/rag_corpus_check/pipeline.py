@@ -31,7 +31,7 @@ from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index
 from rag_corpus_check.retrieve_command import CommandResult, run_command
 from rag_corpus_check.safe_io import InputError, Sha256, resolve_input, sha256_file
-from rag_corpus_check.validate import cross_check
+from rag_corpus_check.validate import corpus_questions, cross_check
 
 PASS, FAIL, INVALID, ERROR = "pass", "fail", "invalid", "error"
 PARTIAL = "partial"  # one shard of a sharded run: valid, measured, not gated
@@ -70,6 +70,7 @@ class Outcome:
     comparison: object | None = None  # compare.Comparison, when the base was evaluated
     base_notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
     base_rev: str | None = None
+    keep_docs: bool = False  # a comparison with the base needs every document id
     base_sha: str | None = None
     base_config_missing: bool = False
     context: Context = field(default_factory=Context)
@@ -223,7 +224,7 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
             file=out.gold.file,
         )
         return False
-    out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus.docs)
+    out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus)
     if not cfg.thresholds:
         problems.add(
             P.CONFIG,
@@ -256,9 +257,12 @@ def _read_inputs(cfg: Config, out: Outcome, paths: dict, gfmt: str, rfmt: str, o
             out.run.ranked = None  # held the other shards' ids too
         if job is None:
             return None
+        if out.keep_docs:
+            job.ask("docs")
         if out.gold is not None and out.run is not None and not problems.has_errors():
+            job.ask("facts", *corpus_questions(out.gold, out.run))
             _enter(out, "evaluate")
-            early = _evaluate(cfg, out)
+            early = _evaluate(cfg, out, job.ask)
             _enter(out, "load")
         got, job = job.result(), None
         later = problems.items[mark:]  # the run's: reported after the corpus's
@@ -277,11 +281,15 @@ def _read_inputs(cfg: Config, out: Outcome, paths: dict, gfmt: str, rfmt: str, o
             job.cancel()
 
 
-def _evaluate(cfg: Config, out: Outcome):
+def _evaluate(cfg: Config, out: Outcome, ask=None):
     """The evaluation and what :func:`irrelevant_by_type` needs of the run
-    (neither needs the corpus)."""
+    (neither needs the corpus). ``ask``: a corpus child's CorpusJob.ask, to
+    count the types while this process evaluates."""
     grades = {qid: q.relevant for qid, q in out.gold.queries.items()}
     rankings = {qid: q.ranking for qid, q in out.run.queries.items()}
+    irrelevant = irrelevant_top(grades, rankings, cfg.k, cfg.min_grade)
+    if ask is not None:
+        ask("types", *irrelevant)
     evaluation = evaluate(
         grades,
         rankings,
@@ -290,7 +298,7 @@ def _evaluate(cfg: Config, out: Outcome):
         gain=cfg.gain,
         short_list=cfg.short_list,
     )
-    return irrelevant_top(grades, rankings, cfg.k, cfg.min_grade), evaluation
+    return irrelevant, evaluation
 
 
 UNTRUSTED_EVENTS = ("pull_request_target", "workflow_run")
@@ -368,6 +376,7 @@ def _run_with_base(root: str, cfg_real: str, cfg: Config, out: Outcome, rev: str
     problems = out.problems
     _enter(out, "base")
     out.base_rev = rev
+    out.keep_docs = True
     config_rel = _display(root, cfg_real)
     try:
         tree = git_source.open_base(root, rev)
@@ -460,7 +469,7 @@ def _evaluate_base(tree, config_rel: str, base_cfg: Config, rules, out: Outcome)
         out.base_notes.append(f"the base inputs cannot be read: {exc.message}")
         return None
     compare.apply_rules(base_cfg, rules)
-    base_out = Outcome(INVALID, 2, P.Problems(), config=base_cfg)
+    base_out = Outcome(INVALID, 2, P.Problems(), config=base_cfg, keep_docs=True)
     if not _evaluate_tree(tree.root, base_cfg, base_out):
         out.base_notes.append(
             f"the base inputs are invalid ({base_out.problems.error_count()} problems); "

@@ -32,7 +32,9 @@ def safe_text(value: object, limit: int = 300) -> str:
     s = value if isinstance(value, str) else repr(value)
     # Every character yields at least one, so the first `limit` are enough.
     cut = len(s) > limit
-    out = "".join(_escape_char(c) for c in s[:limit])
+    head = s[:limit]
+    # Printable ASCII (the usual id) has nothing to escape: skip the loop.
+    out = head if head.isascii() and head.isprintable() else "".join(map(_escape_char, head))
     # Neutralise workflow-command prefixes wherever they are: the runner reads
     # ``##[`` anywhere in a line and ``::`` at the start of a (trimmed) line.
     out = out.replace("##[", "#\\#[")

@@ -57,34 +57,36 @@ def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid
     )
 
 
+def corpus_questions(gold: Gold, run: Run) -> tuple[set[str], set[str]]:
+    """Every labelled and every ranked id: what cross_check asks of the
+    corpus (``Corpus.facts``; a corpus read in a child is asked beforehand)."""
+    labelled = set(chain.from_iterable(map(_RELEVANT, gold.queries.values())))
+    ranked = run.ranked
+    if ranked is None:
+        ranked = set(chain.from_iterable(map(_RANKING, run.queries.values())))
+    return labelled, ranked
+
+
 def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.Problems) -> None:
     label = corpus_snapshot(cfg, corpus, problems)
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, gold.file, gold.snapshot_line, "the gold set", problems)
-    known = corpus.docs.keys()
-    # Every question at once, in C; the loop words what is wrong, question by
-    # question, and looks only at what this found: labelled ids that are
-    # unknown or inactive, grades outside the scale, snapshots that differ.
-    queries = list(gold.queries.values())
-    labels = list(map(_RELEVANT, queries))
-    labelled = set(chain.from_iterable(labels))
-    suspect = (labelled - known) | (labelled & corpus.inactive)
-    grades = set(chain.from_iterable(map(dict.values, labels)))
+    # Every id and snapshot at once, in C; the loops word what is wrong,
+    # question by question, and only run where this found something: labelled
+    # ids that are unknown or inactive, grades outside the scale, ranked ids
+    # that are unknown, snapshots that differ.
+    facts = corpus.facts(*corpus_questions(gold, run))
+    grades = set(chain.from_iterable(map(dict.values, map(_RELEVANT, gold.queries.values()))))
     grades_ok = not grades or (max(grades) <= cfg.max_grade and min(grades) >= 0)
-    snapshots_ok = _snapshots_ok(map(_SNAPSHOT, queries), label, fp)
-    if suspect or not grades_ok or not snapshots_ok:
-        _label_problems(cfg, corpus, gold, problems, label, suspect, grades_ok)
-    # Every ranked id at once, in C; the loop below words what is missing.
-    ranked = run.ranked
-    if ranked is None:
-        ranked = set(chain.from_iterable(rq.ranking for rq in run.queries.values()))
-    all_known = known >= ranked
-    if not all_known or not _snapshots_ok(map(_SNAPSHOT, run.queries.values()), label, fp):
-        _ranking_problems(corpus, run, problems, label)
+    if facts.suspects or not grades_ok or not _snapshots_ok(map(_SNAPSHOT, gold.queries.values()), label, fp):
+        _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok)
+    if facts.unknown or not _snapshots_ok(map(_SNAPSHOT, run.queries.values()), label, fp):
+        _ranking_problems(corpus, run, problems, label, facts.unknown)
     _question_problems(cfg, gold, run, problems)
 
 
 _RELEVANT = attrgetter("relevant")
+_RANKING = attrgetter("ranking")
 _SNAPSHOT = attrgetter("snapshot")
 
 
@@ -93,16 +95,16 @@ def _snapshots_ok(declared, label, fp) -> bool:
     return all(s is None or _snapshot_ok(s, label, fp) for s in set(declared))
 
 
-def _label_problems(cfg, corpus, gold, problems, label, suspect, grades_ok) -> None:
+def _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok) -> None:
     inactive_sev = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
-    docs = corpus.docs
+    suspects = facts.suspects
     max_grade = cfg.max_grade
     fp = corpus.fingerprint
     for q in gold.queries.values():
         if q.snapshot is not None:
             check_snapshot(q.snapshot, label, fp, gold.file, q.line, "the gold set", problems, q.query_id)
         rel = q.relevant
-        if not rel or (suspect.isdisjoint(rel) and (
+        if not rel or (suspects.keys().isdisjoint(rel) and (
                 grades_ok or (max(rel.values()) <= max_grade and min(rel.values()) >= 0))):
             continue
         for doc_id, grade in rel.items():
@@ -114,7 +116,9 @@ def _label_problems(cfg, corpus, gold, problems, label, suspect, grades_ok) -> N
                     f"declared scale 0–{max_grade} (relevance.max_grade in {cfg.path_display})",
                     file=gold.file, line=line, id=doc_id,
                 )
-            doc = docs.get(doc_id)
+            if doc_id not in suspects:
+                continue  # known and active
+            doc = suspects[doc_id]
             if doc is None:
                 problems.add(
                     P.CONSISTENCY,
@@ -122,27 +126,25 @@ def _label_problems(cfg, corpus, gold, problems, label, suspect, grades_ok) -> N
                     f"(not in {corpus.file}) — remove the label or add the document",
                     file=gold.file, line=line, id=doc_id,
                 )
-            elif doc.status != "active" and grade >= cfg.min_grade:
+            elif grade >= cfg.min_grade:
                 problems.add(
                     P.CONSISTENCY,
                     f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as "
-                    f"relevant ({corpus.file}:{corpus.line(doc_id)}); {doc.status} documents should "
+                    f"relevant ({corpus.file}:{facts.lines[doc_id]}); {doc.status} documents should "
                     "not be served — relabel it, or set validation.inactive_labels",
                     file=gold.file, line=line, id=doc_id, severity=inactive_sev,
                 )
 
 
-def _ranking_problems(corpus, run, problems, label) -> None:
-    docs = corpus.docs
-    known = docs.keys()
+def _ranking_problems(corpus, run, problems, label, unknown: set[str]) -> None:
     fp = corpus.fingerprint
     for rq in run.queries.values():
         if rq.snapshot is not None:
             check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)
-        if known >= set(rq.ranking):
+        if unknown.isdisjoint(rq.ranking):
             continue
         for pos, doc_id in enumerate(rq.ranking, 1):
-            if doc_id not in docs:
+            if doc_id in unknown:
                 problems.add(
                     P.CONSISTENCY,
                     f"unknown document id at position {pos} of question "

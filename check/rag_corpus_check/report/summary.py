@@ -138,7 +138,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     env = environment()
     items = [f"rag-corpus-check {cell(env['tool_version'])}, Python {cell(env['python'])}"]
     if out.corpus and out.corpus.fingerprint:
-        items.append(f"corpus fingerprint `{out.corpus.fingerprint}`, {len(out.corpus.docs)} documents")
+        items.append(f"corpus fingerprint `{out.corpus.fingerprint}`, {out.corpus.count} documents")
     if results_path:
         items.append(f"results file: `{cell(results_path, 300)}`")
     if out.context.run_url:
