@@ -257,3 +257,19 @@ def test_questions_arrive_as_asked(arg):
     got = inputs._unpack(packed)
     assert sorted(got) == sorted(arg) and len(got) == len(arg)
     assert isinstance(packed, tuple) == (bool(arg) and all(isinstance(a, str) and "\n" not in a for a in arg))
+
+
+def test_lines_of_a_few_documents_without_the_table(tmp_path):
+    """The fast reader keeps no line table (document i is on line i + 1);
+    lines_of finds a few lines in one pass and agrees with the table."""
+    from rag_corpus_check.safe_io import Limits, Sha256
+
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(f'{{"id": "d{i}", "text": "t"}}\n' for i in range(1000)))
+    corpus = inputs._read_corpus_fast(str(path), "c.jsonl", Limits(), Sha256())
+    few = {"d0", "d17", "d999"}
+    assert corpus.lines_of(few) == {"d0": 1, "d17": 18, "d999": 1000}
+    assert corpus.lines is None  # no table was built for that
+    many = {f"d{i}" for i in range(0, 1000, 3)}
+    assert corpus.lines_of(many) == {d: int(d[1:]) + 1 for d in many}
+    assert corpus.lines is not None
