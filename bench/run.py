@@ -3,7 +3,8 @@
     python bench/run.py [--docs 100000] [--queries 10000] [--repeat 5] [--data DIR]
 
 Generates the data with bench/generate.py (deterministic) unless --data points
-at it, then times, each as a fresh process and reported as the median:
+at it, then times, each as a fresh process, in rounds (every command once a
+round) and reported as the median:
 
 * floor      read + json.loads every line of corpus, gold and run
 * check      rag-corpus-check on the committed run (load, validate every
@@ -175,14 +176,19 @@ def main() -> None:
         keep = set(a.only.split(","))
         commands = {k: v for k, v in commands.items() if k in keep}
     rows = {}
+    # Round by round, every command once a round: a noisy stretch on the
+    # machine then lands on all of them rather than on one.
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(a.repeat):
+        for name, cmd in commands.items():
+            times[name].append(timed(cmd, data)[0])
     for name, cmd in commands.items():
-        times = [timed(cmd, data)[0] for _ in range(a.repeat)]
         if name in ("check", "check-1proc"):
             env = dict(os.environ, RAG_CORPUS_CHECK_PARALLEL="0" if name == "check-1proc" else "1")
             rss = check_rss(cli[3:], data, env)
         else:
             rss = rss_of(cmd, data)
-        rows[name] = (statistics.median(times), rss)
+        rows[name] = (statistics.median(times[name]), rss)
         print(f"{name}: median {rows[name][0]:.2f} s of {a.repeat}, peak RSS {rows[name][1]} MB", file=sys.stderr)
     floor = rows.get("floor", (None,))[0]
     sizes = {n: os.path.getsize(os.path.join(data, n)) // 1024**2 for n in ("corpus.jsonl", "gold.jsonl", "run.jsonl")}
