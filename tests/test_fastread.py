@@ -256,7 +256,7 @@ def _write(tmp_path, parts, bom, final_newline) -> str:
 def test_fast_equals_exact_or_gives_up(kind, tmp_path):
     taken = [0, 0]
 
-    @settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(_file(kind))
     def check(f):
         path = _write(tmp_path, *f)
@@ -496,3 +496,26 @@ def test_lines_that_are_not_one_value_each_are_not_taken(data, ascii_only, tmp_p
     exact, problems, _ = _exact("corpus", str(p), LIMITS)
     assert exact is None or problems.items or b"\n\n" in data  # a blank line is valid, and unusual
     assert not same_or_slow("corpus", str(p))
+
+
+def test_what_a_fast_reader_built_is_frozen_for_the_gc(tmp_path):
+    """The cyclic GC is paused while reading and then freezes what was read:
+    later collections (evaluation, report) do not walk a million ranked ids
+    again. The GC is on again afterwards, and off if it was off."""
+    import gc
+
+    p = tmp_path / "f.jsonl"
+    p.write_text("".join(f'{{"query_id": "q{i}", "ranking": ["d1", "d2"]}}\n' for i in range(2000)))
+    gc.unfreeze()
+    try:
+        run = inputs.read_run(str(p), "f.jsonl", "jsonl", LIMITS, Problems())
+        assert gc.isenabled() and len(run.queries) == 2000
+        assert gc.get_freeze_count() >= 2000  # the rankings at least
+        first = next(iter(run.queries.values())).ranking
+        assert not any(o is first for o in gc.get_objects())  # not in any generation the GC walks
+        gc.disable()
+        inputs.read_run(str(p), "f.jsonl", "jsonl", LIMITS, Problems())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
