@@ -9,13 +9,20 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test lint clean
 
-$(BIN)/python:
+# The environment is made for one Python: a .venv left by another one (say
+# `make demo` with 3.11, then `.ci/run` with 3.13) is made anew.
+PYVER  := $(shell $(PYTHON) -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)
+MADE   := $(VENV)/.python-$(PYVER)
+
+$(MADE):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "rag-corpus-check needs Python 3.11+"'
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	touch $@
 
 # Runtime dependencies come from the hash-locked file the action uses.
-$(VENV)/.runtime: $(BIN)/python requirements/runtime.lock pyproject.toml
+$(VENV)/.runtime: $(MADE) requirements/runtime.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements/runtime.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
