@@ -175,6 +175,29 @@ def _each_distinct(values: list, check, key: str) -> None:
             raise ValueError(key)
 
 
+def _texts_ok(values: list | None, limit: int) -> bool:
+    """Every value present (None: absent from that record) is a string of
+    at most ``limit`` characters."""
+    if values is None:
+        return True
+    if None in values:
+        values = [v for v in values if v is not None]
+    return not values or (set(map(type, values)) == {str} and max(map(len, values)) <= limit)
+
+
+def _snapshots_and_metadata(columns: dict, n: int) -> list:
+    """The snapshot column (None where absent), every snapshot and metadata
+    value checked; ValueError (or Slow) if one is invalid."""
+    snaps = columns.get("snapshot") or [None] * n
+    _each_distinct(snaps, _snapshot, "snapshot")
+    for v in columns.get("metadata", ()):
+        if v is not None:
+            if type(v) is not tuple:
+                raise ValueError("metadata")
+            thaw(v)  # a duplicate key inside is invalid JSON
+    return snaps
+
+
 def corpus_block(values: list) -> tuple[list, list, list, list]:
     """:func:`corpus_record` for a block of lines at once (C loops over the
     block; the Python loops run over keys and distinct values, a handful).
@@ -190,10 +213,7 @@ def corpus_block(values: list) -> tuple[list, list, list, list]:
         raise ValueError("id")
     if set(map(type, texts)) != {str} or max(map(len, texts)) > 10_000_000:
         raise ValueError("text")
-    titles = columns.get("title")
-    if titles is not None and None in titles:  # absent from some records
-        titles = [t for t in titles if t is not None] or [""]
-    if titles is not None and (set(map(type, titles)) != {str} or max(map(len, titles)) > 10_000):
+    if not _texts_ok(columns.get("title"), 10_000):
         raise ValueError("title")
     types = columns.get("type") or [None] * n
     _each_distinct(types, _type, "type")
@@ -202,14 +222,7 @@ def corpus_block(values: list) -> tuple[list, list, list, list]:
         statuses = ["active" if s is None else s for s in statuses]
     if not _STATUS.issuperset(statuses):
         raise ValueError("status")
-    snaps = columns.get("snapshot") or [None] * n
-    _each_distinct(snaps, _snapshot, "snapshot")
-    for v in columns.get("metadata", ()):
-        if v is not None:
-            if type(v) is not tuple:
-                raise ValueError("metadata")
-            thaw(v)  # a duplicate key inside is invalid JSON
-    return ids, types, statuses, snaps
+    return ids, types, statuses, _snapshots_and_metadata(columns, n)
 
 
 def run_block(values: list, ranked: set) -> tuple[list, list, list]:
@@ -260,17 +273,9 @@ def gold_block(values: list) -> tuple[list, list, list, list]:
     if grades and (set(map(type, grades)) != {int} or min(grades) < 0 or max(grades) > 1000):
         raise ValueError("grade")
     queries = columns.get("query") or [None] * n
-    present = [q for q in queries if q is not None]
-    if present and (set(map(type, present)) != {str} or max(map(len, present)) > 100_000):
+    if not _texts_ok(queries, 100_000):
         raise ValueError("query")
-    snaps = columns.get("snapshot") or [None] * n
-    _each_distinct(snaps, _snapshot, "snapshot")
-    for v in columns.get("metadata", ()):
-        if v is not None:
-            if type(v) is not tuple:
-                raise ValueError("metadata")
-            thaw(v)  # a duplicate key inside is invalid JSON
-    return qids, relevant, queries, snaps
+    return qids, relevant, queries, _snapshots_and_metadata(columns, n)
 
 
 def ranked_ids_ok(ranked: set) -> bool:
