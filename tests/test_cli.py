@@ -469,6 +469,21 @@ def test_entry_points_exit_with_all_output_and_the_exit_code(repo, tmp_path, cap
         assert code == (2 if broken else 0) and len(res.stdout.splitlines()) > 10
 
 
+def test_run_lets_an_interrupt_out_the_usual_way(monkeypatch):
+    """Ctrl-C (or a broken pipe) is not swallowed by the fast exit: it
+    leaves run() as an exception, and the kept outcome is let go."""
+    from rag_corpus_check import cli
+
+    def interrupted():
+        cli._LAST_OUTCOME[0] = object()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "main", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cli.run()
+    assert cli._LAST_OUTCOME == [None]
+
+
 def test_launcher_ignores_modules_in_the_workspace(repo, tmp_path):
     """`python -I check/launch.py` (what action.yml runs) must not import a
     yaml.py or check/ package planted in the checked-out tree."""

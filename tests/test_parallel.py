@@ -176,10 +176,38 @@ def test_a_child_that_gave_up_is_not_asked_and_says_so(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text('{"id": "d1", "text": "t"}\n{"id": "d1", "text": "t"}\n')
     job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
+    os.waitid(os.P_PID, job.pid, os.WEXITED | os.WNOWAIT)  # it has given up (not reaped yet)
     big = {f"id-{i}" for i in range(200_000)}  # far more than a pipe holds
     job.ask("facts", big, big)
+    assert job.qfd is None and "facts" not in job.asked  # the pipe was broken: no more questions
     job.ask("types", list(big), [True] * len(big))
     assert job.result() is None
+
+
+def test_a_parent_gone_mid_question_ends_the_child(tmp_path):
+    """Half the place of a question, then nothing: the child gives up
+    rather than guess (as when the parent dies while writing)."""
+    from rag_corpus_check.safe_io import Limits
+
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "d1", "text": "t"}\n')
+    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
+    os.write(job.qfd, b"\0" * 5)
+    assert job.result() is None
+
+
+@pytest.mark.parametrize("broken", ["memfd_create", "pipe", "fork"])
+def test_no_memory_file_pipe_or_fork_reads_here_and_leaks_nothing(repo, monkeypatch, broken):
+    def fail(*args):
+        raise OSError("not here")
+
+    corpus = str(repo / "corpus.jsonl")
+    monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
+    before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, broken, fail)
+    assert inputs.start_corpus_read(corpus, "corpus.jsonl", inputs.Limits()) is None
+    monkeypatch.undo()
+    assert set(os.listdir("/proc/self/fd")) == before
 
 
 def test_after_the_child_gave_up_the_file_is_read_once_more_not_twice(repo, run_cli, monkeypatch):
