@@ -1,7 +1,9 @@
 """Coverage-guided fuzzing (atheris, libFuzzer) of what reads and writes
 untrusted text: the JSONL, YAML, JSON and TREC readers, the fast JSONL and
 corpus readers against the exact ones, and the escaping for the log,
-annotations and the Markdown summary.
+annotations and the Markdown summary. Targets: 0 JSONL, 1-2 YAML (libyaml,
+pure), 3 JSON document, 4 qrels, 5 TREC run, 7 fast JSONL blocks, 8 fast
+corpus, 9 fast run and gold readers, 6 escaping.
 
 The first input byte picks a target (the seeds start with its digit), the
 rest is its input. A finding is any
@@ -163,6 +165,44 @@ def target_fast_corpus(data: bytes) -> None:
         raise AssertionError("fast and exact corpus readers disagree")
 
 
+class _ExactOnly:
+    """A hasher whose first use makes a fast reader give up, so read_run and
+    read_gold take their exact path (which restarts the hasher)."""
+
+    def __init__(self) -> None:
+        self.armed = True
+
+    def update(self, data) -> None:
+        if self.armed:
+            raise safe_io.Slow
+
+    def reset(self) -> None:
+        self.armed = False
+
+
+def target_fast_run_gold(data: bytes) -> None:
+    """The fast run and gold readers give up, or return what the exact ones
+    do with no problem reported (the same bytes read as a run and as gold)."""
+    path = _file("r.jsonl", data)
+    for fast_reader, read, view in (
+        (inputs._read_run_fast, lambda h, p: read_run(path, "r.jsonl", "jsonl", LIMITS, p, hasher=h),
+         lambda r: {q: (x.line, x.ranking, x.snapshot) for q, x in r.queries.items()}),
+        (inputs._read_gold_fast, lambda h, p: read_gold(path, "r.jsonl", "jsonl", LIMITS, p, hasher=h),
+         lambda g: {q: (x.line, x.relevant, x.label_lines, x.text, x.snapshot) for q, x in g.queries.items()}),
+    ):
+        try:
+            fast = fast_reader(path, "r.jsonl", LIMITS, None)
+        except safe_io.Slow:
+            continue
+        except InputError as exc:
+            _clean(exc)
+            continue
+        problems = P.Problems()
+        exact = read(_ExactOnly(), problems)
+        if problems.items or view(fast) != view(exact):
+            raise AssertionError(f"fast and exact {fast_reader.__name__} disagree")
+
+
 def target_escaping(data: bytes) -> None:
     s = data.decode("utf-8", "surrogateescape")
     _escaped(safe_text(s, 1 + len(data) % 300))
@@ -193,6 +233,8 @@ def TestOneInput(data: bytes) -> None:
         target_fast_jsonl(body)
     elif which == 8:
         target_fast_corpus(body)
+    elif which == 9:
+        target_fast_run_gold(body)
     else:
         target_escaping(body)
 

@@ -189,3 +189,19 @@ def test_symlink_inside_repo_is_fine_outside_is_not(tmp_path):
     os.symlink("/etc", tmp_path / "etcdir")
     with pytest.raises(InputError, match="symlink"):
         resolve_input(str(tmp_path), str(tmp_path), "etcdir/passwd", "x")
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_yaml_escape_beyond_unicode_is_a_parse_error(monkeypatch, pure):
+    """`"\\U33990334"` names no character: libyaml says so, the pure-Python
+    scanner (used where PyYAML has no libyaml) raised ValueError from chr() —
+    found by fuzzing. Both are an invalid-YAML error on the right line."""
+    import yaml
+
+    from rag_corpus_check import safe_io
+
+    if pure:
+        monkeypatch.setattr(safe_io, "_YAML_LOADER", yaml.SafeLoader)
+    e = y_err('a: 1\nb: "x\\U33990334"\n')
+    assert e.kind == "parse" and e.line == 2
+    assert "invalid Unicode character escape" in e.message

@@ -686,6 +686,12 @@ def _compose(text: str, display: str):
         return loader, loader.get_single_node()
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, text, display) from None
+    except ValueError:
+        # The pure-Python scanner (no libyaml) turns "\U33990334" into
+        # chr(0x33990334) and fails where libyaml reports a ScannerError.
+        line = getattr(loader, "line", None)
+        raise InputError("parse", "invalid YAML: found invalid Unicode character escape code", file=display,
+                         line=line + 1 if isinstance(line, int) else None) from None
     except RecursionError:
         raise InputError("limit", "YAML nested too deeply", file=display) from None
     finally:
