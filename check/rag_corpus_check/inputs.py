@@ -17,9 +17,10 @@ import struct
 import sys
 import threading
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress, count, repeat
+from itertools import chain, compress, count, filterfalse, repeat
 from operator import attrgetter, ne
 
 from rag_corpus_check import fastcheck
@@ -89,12 +90,16 @@ class Corpus:
     # corpus. A corpus read in a child process answers them there
     # (AnsweredCorpus), so its ids never have to come over.
 
-    def facts(self, labelled: set[str], ranked: set[str]) -> Facts:
-        """What the checks need to know of the labelled and the ranked ids."""
+    def facts(self, labelled: Collection[str], ranked: Collection[str]) -> Facts:
+        """What the checks need to know of the labelled and the ranked ids
+        (sets, or lists as they come from a question: one lookup each, in C,
+        without making a set of them first)."""
         docs = self.docs
-        suspects = {d: docs.get(d) for d in labelled.difference(docs) | labelled.intersection(self.inactive)}
+        unknown_labels = filterfalse(docs.__contains__, labelled)
+        inactive_labels = filter(self.inactive.__contains__, labelled) if self.inactive else ()
+        suspects = {d: docs.get(d) for d in chain(unknown_labels, inactive_labels)}
         lines = self.lines_of({d for d, doc in suspects.items() if doc is not None})
-        return Facts(suspects, lines, ranked.difference(docs))
+        return Facts(suspects, lines, set(filterfalse(docs.__contains__, ranked)))
 
     def lines_of(self, doc_ids: set[str]) -> dict[str, int]:
         """The lines of a few documents, without the table of every line
@@ -510,7 +515,7 @@ def _key(doc: Doc | None):
 def _answer(corpus: Corpus, kind: str, args: tuple):
     """A question of :meth:`CorpusJob.ask`, answered in plain values."""
     if kind == "facts":
-        facts = corpus.facts(*map(set, args))
+        facts = corpus.facts(*args)
         return {d: _key(doc) for d, doc in facts.suspects.items()}, facts.lines, list(facts.unknown)
     if kind == "types":
         counts, unjudged = corpus.type_counts(*args)
