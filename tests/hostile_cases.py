@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from conftest import write as w
 from hostile import (
     CANARY,
     CONFIG_NAME,
@@ -65,14 +66,6 @@ def case(*args, **kwargs) -> None:
 def _code(s: str) -> str:
     """A Markdown code span that survives backticks in ``s``."""
     return f"`` {s} ``" if "`" in s else f"`{s}`"
-
-
-def w(path: Path, data: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, bytes):
-        path.write_bytes(data)
-    else:
-        path.write_text(data, encoding="utf-8")
 
 
 def set_config(repo: Path, **kw) -> None:

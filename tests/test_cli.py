@@ -201,19 +201,25 @@ def _to_trec(repo):
     return gold
 
 
+def _use_trec(repo, gold=True):
+    """The example's run (and gold set) as TREC files, and the config reading them."""
+    _to_trec(repo)
+    s = (repo / ".rag-corpus-check.yml").read_text().replace("run: run.jsonl", "run: run.trec")
+    if gold:
+        s = s.replace("gold: gold.yaml", "gold: gold.qrels")
+    (repo / ".rag-corpus-check.yml").write_text(s)
+
+
 def test_trec_formats_give_the_same_numbers(repo, run_cli):
     code, out, err, native, _ = run_cli()
-    _to_trec(repo)
-    s = (repo / ".rag-corpus-check.yml").read_text()
-    s = s.replace("gold: gold.yaml", "gold: gold.qrels").replace("run: run.jsonl", "run: run.trec")
-    (repo / ".rag-corpus-check.yml").write_text(s)
+    _use_trec(repo)
     code, out, err, trec, _ = run_cli()
     assert code == 0, out
     assert trec["metrics"] == native["metrics"]
 
 
 def test_trec_run_orders_by_score_then_docid_descending(repo, run_cli):
-    _to_trec(repo)
+    _use_trec(repo, gold=False)
     lines = [ln for ln in (repo / "run.trec").read_text().splitlines() if not ln.startswith("q01 ")]
     # q01: ties at the same score; trec_eval puts the larger doc id first.
     lines += [
@@ -222,8 +228,6 @@ def test_trec_run_orders_by_score_then_docid_descending(repo, run_cli):
         "q01 Q0 howto-003 3 0.5 sys",
     ]
     write(repo / "run.trec", "\n".join(lines) + "\n")
-    s = (repo / ".rag-corpus-check.yml").read_text().replace("run: run.jsonl", "run: run.trec")
-    (repo / ".rag-corpus-check.yml").write_text(s)
     code, out, err, results, _ = run_cli()
     q01 = next(q for q in results["queries"] if q["query_id"] == "q01")
     # order policy-002 (2), faq-004 (1), howto-003 (0): the ideal top-2
@@ -234,11 +238,9 @@ def test_trec_run_orders_by_score_then_docid_descending(repo, run_cli):
 
 
 def test_trec_run_duplicate_is_invalid(repo, run_cli):
-    _to_trec(repo)
+    _use_trec(repo, gold=False)
     with open(repo / "run.trec", "a") as f:
         f.write("q01 Q0 policy-002 99 0.1 sys\n")
-    s = (repo / ".rag-corpus-check.yml").read_text().replace("run: run.jsonl", "run: run.trec")
-    (repo / ".rag-corpus-check.yml").write_text(s)
     code, out, err, results, _ = run_cli()
     assert code == 2
     assert any(
@@ -576,10 +578,7 @@ def test_provenance_digests_are_the_files_sha256(repo, run_cli, variant):
         cfg = (repo / ".rag-corpus-check.yml").read_text().replace("gold: gold.yaml", "gold: gold.json")
         (repo / ".rag-corpus-check.yml").write_text(cfg)
     elif variant == "trec":
-        _to_trec(repo)
-        cfg = (repo / ".rag-corpus-check.yml").read_text()
-        cfg = cfg.replace("gold: gold.yaml", "gold: gold.qrels").replace("run: run.jsonl", "run: run.trec")
-        (repo / ".rag-corpus-check.yml").write_text(cfg)
+        _use_trec(repo)
     code, out, err, results, _ = run_cli()
     assert code == 0, out
     inputs = results["provenance"]["inputs"]

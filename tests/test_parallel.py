@@ -12,22 +12,29 @@ from rag_corpus_check import inputs
 
 
 @pytest.fixture
-def both(repo, run_cli, monkeypatch):
-    """Run the check in one process and with the corpus in a child; return both."""
-    forks = []
+def forks(monkeypatch):
+    """The pids of the corpus children started from here on."""
+    pids = []
     real_job = inputs.CorpusJob
 
-    def counting_job(*args):
+    def recorded(*args):
         job = real_job(*args)
-        forks.append(job.pid)
+        pids.append(job.pid)
         return job
+
+    monkeypatch.setattr(inputs, "CorpusJob", recorded)
+    return pids
+
+
+@pytest.fixture
+def both(repo, run_cli, monkeypatch, forks):
+    """Run the check in one process and with the corpus in a child; return both."""
 
     def _both(*argv, children=1):
         monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "0")
         serial = run_cli(*argv)
         monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "1")
         monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
-        monkeypatch.setattr(inputs, "CorpusJob", counting_job)
         before = len(forks)
         parallel = run_cli(*argv)
         assert len(forks) == before + children, "the corpus was not read in a child"
@@ -77,27 +84,18 @@ def test_a_child_that_dies_is_replaced_by_reading_here(both, monkeypatch):
     _same(serial, parallel)
 
 
-def test_a_failure_in_the_parent_reaps_the_child(repo, run_cli, monkeypatch):
+def test_a_failure_in_the_parent_reaps_the_child(repo, run_cli, monkeypatch, forks):
     from rag_corpus_check import pipeline
-
-    jobs = []
-    real_job = inputs.CorpusJob
-
-    def keep(*args):
-        job = real_job(*args)
-        jobs.append(job.pid)
-        return job
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(inputs, "CorpusJob", keep)
     monkeypatch.setattr(pipeline, "read_run", boom)
     code, *_ = run_cli()
-    assert code == 3 and len(jobs) == 1
+    assert code == 3 and len(forks) == 1
     with pytest.raises(ChildProcessError):
-        os.waitpid(jobs[0], os.WNOHANG)  # already reaped: no zombie, no orphan
+        os.waitpid(forks[0], os.WNOHANG)  # already reaped: no zombie, no orphan
 
 
 def test_not_forked_below_the_size_or_when_turned_off(repo, monkeypatch):

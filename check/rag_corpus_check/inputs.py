@@ -228,13 +228,20 @@ def read_corpus(
     reader; the exact reader takes over (from the start) at the first thing
     the fast one does not handle, and is the one that reports problems
     (``fast=False``: straight to it, when the fast one already gave up)."""
-    if on_doc is None and fast:
-        try:
-            with no_gc():
-                return _read_corpus_fast(real, file, limits, hasher)
-        except Slow:
-            restart(hasher)
+    if on_doc is None and fast and (got := _try_fast(_read_corpus_fast, real, file, limits, hasher)) is not None:
+        return got
     return _read_corpus_exact(real, file, limits, problems, on_doc, hasher)
+
+
+def _try_fast(reader, real, file, limits, hasher):
+    """A fast reader's result, or None when it gave up (:class:`Slow`): the
+    digest then starts over for the exact reader, which reads from line 1."""
+    try:
+        with no_gc():
+            return reader(real, file, limits, hasher)
+    except Slow:
+        restart(hasher)
+        return None
 
 
 _SHA256 = hashlib.sha256
@@ -601,11 +608,8 @@ def read_gold(
         _read_qrels(real, file, limits, problems, gold, hasher)
         return gold
     if fmt == "jsonl":
-        try:
-            with no_gc():
-                return _read_gold_fast(real, file, limits, hasher)
-        except Slow:
-            restart(hasher)
+        if (got := _try_fast(_read_gold_fast, real, file, limits, hasher)) is not None:
+            return got
         v = ("gold", "#/$defs/query")
         for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
             if not isinstance(rec, dict):
@@ -755,11 +759,8 @@ def read_run(
     if fmt == "trec":
         _read_trec_run(real, file, limits, problems, run, hasher)
         return run
-    try:
-        with no_gc():
-            return _read_run_fast(real, file, limits, hasher)
-    except Slow:
-        restart(hasher)
+    if (got := _try_fast(_read_run_fast, real, file, limits, hasher)) is not None:
+        return got
     v = ("run", "")
     progress = current_progress()
     label = f"reading {file}"

@@ -155,23 +155,21 @@ def _ranking_problems(corpus, run, problems, label, unknown: set[str]) -> None:
 
 
 def _question_problems(cfg, gold, run, problems) -> None:
-    missing_sev = P.ERROR if cfg.missing_queries == "error" else P.WARNING
-    if not run.queries.keys() >= gold.queries.keys():
-        for qid, q in gold.queries.items():
-            if qid not in run.queries:
-                problems.add(
-                    P.CONSISTENCY,
-                    f"question is in the gold set but not in {run.file}; it is scored as an empty "
-                    "ranking (0) — add it to the run",
-                    file=gold.file, line=q.line, id=qid, severity=missing_sev,
-                )
-    extra_sev = P.ERROR if cfg.extra_queries == "error" else P.WARNING
-    if not gold.queries.keys() >= run.queries.keys():
-        for qid, rq in run.queries.items():
-            if qid not in gold.queries:
-                problems.add(
-                    P.CONSISTENCY,
-                    f"question is in the run but not in {gold.file}; it cannot be scored and is "
-                    "left out — label it or remove it from the run",
-                    file=run.file, line=rq.line, id=qid, severity=extra_sev,
-                )
+    _only_in(gold.queries, run.queries, gold.file, cfg.missing_queries, problems,
+             f"question is in the gold set but not in {run.file}; it is scored as an empty "
+             "ranking (0) — add it to the run")
+    _only_in(run.queries, gold.queries, run.file, cfg.extra_queries, problems,
+             f"question is in the run but not in {gold.file}; it cannot be scored and is "
+             "left out — label it or remove it from the run")
+
+
+def _only_in(queries: dict, other: dict, file: str, setting: str, problems, message: str) -> None:
+    """One problem per question of ``queries`` that ``other`` lacks (a
+    comparison of the key sets in C first), an error or a warning as the
+    config's ``setting`` says."""
+    if other.keys() >= queries.keys():
+        return
+    severity = P.ERROR if setting == "error" else P.WARNING
+    for qid, q in queries.items():
+        if qid not in other:
+            problems.add(P.CONSISTENCY, message, file=file, line=q.line, id=qid, severity=severity)
