@@ -49,12 +49,11 @@ def evaluate(
     for m in measures:
         _check_k(m.k)
     results = []
-    names = [str(m) for m in measures]
-    sums = dict.fromkeys(names, 0.0)
+    kinds = [(str(m), m.name, m.k) for m in measures]
+    sums = dict.fromkeys((key for key, _, _ in kinds), 0.0)
     counted = 0
     excluded = []
     top_k = max((m.k for m in measures), default=0)
-    kinds = [(str(m), m.name, m.k) for m in measures]
     empty: list[str] = []
     actual = short_list == "actual"
     for qid in sorted(gold_queries):
@@ -88,13 +87,12 @@ def evaluate(
             else:
                 v = sum(map(grades.__contains__, top[:k])) / k
             values[key] = v
+        results.append(QueryResult(qid, OK if n_rel else NO_RELEVANT, qid in rankings, n_rel, values))
         if n_rel:
-            results.append(QueryResult(qid, OK, qid in rankings, n_rel, values))
             counted += 1
             for key, v in values.items():
                 sums[key] += v  # all defined for an ok question
         else:
-            results.append(QueryResult(qid, NO_RELEVANT, qid in rankings, n_rel, values))
             excluded.append(qid)
     means = {key: (total / counted if counted else None) for key, total in sums.items()}
     return Evaluation(results, means, counted, excluded)

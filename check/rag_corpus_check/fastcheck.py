@@ -175,6 +175,12 @@ def _each_distinct(values: list, check, key: str) -> None:
             raise ValueError(key)
 
 
+def _sized(values: list, kind: type, limit: int) -> bool:
+    """Every one of ``values`` (at least one) is a ``kind`` of at most
+    ``limit`` items; two passes in C."""
+    return set(map(type, values)) == {kind} and max(map(len, values)) <= limit
+
+
 def _texts_ok(values: list | None, limit: int) -> bool:
     """Every value present (None: absent from that record) is a string of
     at most ``limit`` characters."""
@@ -182,7 +188,7 @@ def _texts_ok(values: list | None, limit: int) -> bool:
         return True
     if None in values:
         values = [v for v in values if v is not None]
-    return not values or (set(map(type, values)) == {str} and max(map(len, values)) <= limit)
+    return not values or _sized(values, str, limit)
 
 
 def _snapshots_and_metadata(columns: dict, n: int) -> list:
@@ -211,7 +217,7 @@ def corpus_block(values: list) -> tuple[list, list, list, list]:
     texts = columns["text"]
     if not _ids_ok(ids):
         raise ValueError("id")
-    if set(map(type, texts)) != {str} or max(map(len, texts)) > 10_000_000:
+    if not _sized(texts, str, 10_000_000):
         raise ValueError("text")
     if not _texts_ok(columns.get("title"), 10_000):
         raise ValueError("title")
@@ -237,7 +243,7 @@ def run_block(values: list, ranked: set) -> tuple[list, list, list]:
     rankings = columns["ranking"]
     if not _ids_ok(qids):
         raise ValueError("query_id")
-    if set(map(type, rankings)) != {list} or max(map(len, rankings)) > 100_000:
+    if not _sized(rankings, list, 100_000):
         raise ValueError("ranking")
     # TypeError on an unhashable item. The small sets first: they cache each
     # id's hash while the ids are in cache, and adding hashed ids to the big

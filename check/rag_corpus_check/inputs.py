@@ -67,7 +67,8 @@ class Corpus:
     fingerprint: str | None = None
     snapshots: dict[str, int] = field(default_factory=dict)  # declared label -> count
 
-    shared: dict[Doc, Doc] = field(default_factory=dict, repr=False, compare=False)
+    # (type, status, snapshot) -> the one Doc with those values
+    shared: dict[tuple, Doc] = field(default_factory=dict, repr=False, compare=False)
 
     def line(self, doc_id: str) -> int:
         """The line of a document (for messages, which are rare: the table is
@@ -78,8 +79,11 @@ class Corpus:
 
     def doc(self, dtype: str | None, status: str, snapshot: str | None) -> Doc:
         """The shared Doc for these values."""
-        doc = Doc(dtype, status, snapshot)
-        return self.shared.setdefault(doc, doc)
+        key = (dtype, status, snapshot)
+        doc = self.shared.get(key)
+        if doc is None:
+            doc = self.shared[key] = Doc(*key)
+        return doc
 
     @property
     def count(self) -> int:
@@ -303,8 +307,6 @@ def _read_corpus_exact(real, file, limits, problems, on_doc, hasher) -> Corpus:
     return corpus
 
 
-
-
 def _checked_blocks(real, file, limits, hasher, check):
     """``(first_line, raw_lines, count, check(records))`` per block of the
     fast reader; :class:`Slow` when ``check`` finds a record invalid."""
@@ -321,7 +323,7 @@ def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
     the block (see :mod:`fastcheck`); :class:`Slow` at anything else."""
     corpus = Corpus(file=file, lines=None)  # no blank lines here: document i is on line i + 1
     docs = corpus.docs
-    by_key: dict[tuple, Doc] = {}
+    shared = corpus.shared
     count = 0
     total = 0
     snapshots: Counter = Counter()
@@ -334,9 +336,9 @@ def _read_corpus_fast(real, file, limits, hasher) -> Corpus:
     ):
         count += n
         keys = list(zip(types, statuses, snaps, strict=True))
-        for key in set(keys).difference(by_key):
-            by_key[key] = corpus.doc(*key)
-        docs.update(zip(ids, map(by_key.__getitem__, keys), strict=True))
+        for key in set(keys).difference(shared):
+            corpus.doc(*key)
+        docs.update(zip(ids, map(shared.__getitem__, keys), strict=True))
         if len(set(statuses)) > 1 or statuses[0] != "active":
             corpus.inactive.update(compress(ids, map(ne, statuses, repeat("active"))))
         snapshots.update(snaps)
@@ -528,9 +530,8 @@ def _answer(corpus: Corpus, kind: str, args: tuple):
         counts, unjudged = corpus.type_counts(*args)
         return dict(counts), dict(unjudged)
     if kind == "docs":
-        keys = list(corpus.shared)
-        index = {d: i for i, d in enumerate(keys)}
-        return list(corpus.docs), list(map(_key, keys)), list(map(index.__getitem__, corpus.docs.values()))
+        index = {d: i for i, d in enumerate(corpus.shared.values())}
+        return list(corpus.docs), list(corpus.shared), list(map(index.__getitem__, corpus.docs.values()))
     raise ValueError(kind)
 
 

@@ -533,7 +533,6 @@ def _scan_ascii(text: str, data: bytes) -> tuple[list, list]:
     """The values of an ASCII block, scanned in place one after the other
     (no copy of each line), and each line's bytes as a memoryview."""
     values: list = []
-    starts: list[int] = []
     ends: list[int] = []
     pos, size = 0, len(text)
     try:
@@ -542,7 +541,6 @@ def _scan_ascii(text: str, data: bytes) -> tuple[list, list]:
             if end < size and text[end] != "\n":
                 raise Slow  # more after the value
             values.append(value)
-            starts.append(pos)
             ends.append(end)
             pos = end + 1
     except (ValueError, StopIteration, RecursionError):
@@ -552,6 +550,7 @@ def _scan_ascii(text: str, data: bytes) -> tuple[list, list]:
     if text.count("\n") != len(ends) - (ends[-1] == size):
         raise Slow
     view = memoryview(data)
+    starts = [0, *map((1).__add__, ends[:-1])]  # each value starts after the last line end
     return values, list(map(view.__getitem__, map(slice, starts, ends)))
 
 
