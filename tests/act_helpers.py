@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from support.repos import git
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "action"
 CONSUMER_WORKFLOW = FIXTURES / "consumer-workflow.yml"
@@ -70,22 +72,6 @@ def require_tool(name: str, package: str) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "Test",
-        "GIT_AUTHOR_EMAIL": "test@example.invalid",
-        "GIT_COMMITTER_NAME": "Test",
-        "GIT_COMMITTER_EMAIL": "test@example.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
 
 
 def consumer_workflow(

@@ -128,9 +128,12 @@ def make_outside(outside: Path) -> Path:
 
 
 def plant_git_dir(repo: Path) -> None:
-    """What actions/checkout leaves with persist-credentials: a token in .git/config."""
+    """What actions/checkout leaves with persist-credentials: a token in .git/config
+    (of a real repository: the check refuses to run on one git cannot read)."""
+    from support.repos import init
+
+    init(repo)
     git = repo / ".git"
-    git.mkdir(exist_ok=True)
     (git / "config").write_text(
         '[core]\n\trepositoryformatversion = 0\n[http "https://github.com/"]\n'
         f"\textraheader = AUTHORIZATION: basic {CANARY}\n",

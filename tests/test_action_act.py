@@ -49,6 +49,7 @@ CLI_OUTPUTS = {
     "passed",
     "verdict",
     "exit-code",
+    "rules-source",
     "results-path",
     "summary-path",
     "k",
@@ -177,6 +178,7 @@ def test_passing_example_succeeds_with_outputs_and_summary(tmp_path, action):
     out = gate_outputs(run)
     assert out["passed"] == "true" and out["verdict"] == "pass", out
     assert out["exit-code"] == "0" and out["k"] == "5", out
+    assert out["rules-source"] == "head-first-introduction", out  # the base holds only the workflow
     for name in METRIC_OUTPUTS:
         assert 0.0 <= float(out[name]) <= 1.0, (name, out)
     assert out["results-path"].endswith("results.json"), out
@@ -262,17 +264,84 @@ def test_the_base_commit_is_compared_and_its_thresholds_hold(tmp_path, action):
     assert not [w for w in run.commands("warning") if "not in the clone" in w.get("arg", "")]
 
 
-def test_a_base_missing_from_the_clone_is_skipped_with_a_warning(tmp_path, action):
-    """actions/checkout fetches one commit by default; the gate still runs."""
+def test_a_base_missing_from_the_clone_fails_closed_and_says_what_to_add(tmp_path, action):
+    """require-base (default 'true'): a base that is neither in the clone nor
+    fetchable fails the step as invalid input, naming `fetch-depth: 2`."""
     repo = consumer(tmp_path, kb_at_root())
     payload = pull_request_payload(repo)
     payload["pull_request"]["base"]["sha"] = "c" * 40
     run = run_act(repo, tmp_path, action_dir=action, payload=payload)
 
+    assert run.job_result == "failure", run.describe()
+    out = gate_outputs(run)
+    assert out["verdict"] == "invalid" and out["exit-code"] == "2", out
+    assert out["rules-source"] == "", out
+    errors = [e.get("arg", "") for e in run.commands("error", CHECK_STEP)]
+    assert any("c" * 40 in e and "fetch-depth: 2" in e and "require-base" in e for e in errors), errors
+
+
+def test_require_base_false_runs_on_the_heads_rules_and_says_so(tmp_path, action):
+    repo = consumer(tmp_path, kb_at_root(), **{"require-base": "false"})
+    payload = pull_request_payload(repo)
+    payload["pull_request"]["base"]["sha"] = "c" * 40
+    run = run_act(repo, tmp_path, action_dir=action, payload=payload)
+
     assert run.job_result == "success", run.describe()
-    assert gate_outputs(run)["verdict"] == "pass"
-    warnings = [w.get("arg", "") for w in run.commands("warning", [GATE_STEP, "check"])]
-    assert any("c" * 40 in w and "fetch-depth" in w for w in warnings), warnings
+    out = gate_outputs(run)
+    assert out["verdict"] == "pass" and out["rules-source"] == "head-no-base", out
+    warnings = [w.get("arg", "") for w in run.commands("warning", CHECK_STEP)]
+    assert any("c" * 40 in w and "fetch-depth: 2" in w for w in warnings), warnings
+    assert "head-no-base" in run.summary().split("###", 1)[0]
+
+
+def test_the_base_is_fetched_when_the_clone_lacks_it(tmp_path, action):
+    """A depth-1 clone (actions/checkout's default) of a local origin: the
+    check fetches the one base commit itself and enforces its rules."""
+    base = kb_at_root()
+    config = base[".rag-corpus-check.yml"].read_text(encoding="utf-8")
+    loosened = config.replace("  nDCG@5: 0.65", "  nDCG@5: 0.05")
+    upstream = make_consumer_repo(tmp_path / "upstream", {".rag-corpus-check.yml": loosened},
+                                  consumer_workflow(), base_files=base)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "--quiet", "--bare", str(upstream.path), str(origin))
+    clone = tmp_path / "repo"
+    git(tmp_path, "clone", "--quiet", "--depth=1", f"file://{origin}", str(clone))
+    assert git(clone, "cat-file", "-t", upstream.base_sha, check=False) == ""  # not in the clone
+    repo = ConsumerRepo(clone, upstream.base_sha, upstream.head_sha)
+    run = run_act(repo, tmp_path, action_dir=action)
+
+    assert run.job_result == "failure", run.describe()  # the base's 0.65 holds
+    out = gate_outputs(run)
+    assert out["verdict"] == "fail" and out["rules-source"] == "base", out
+    assert upstream.base_sha in run.summary()
+
+
+def test_a_repository_planted_in_the_working_directory_runs_nothing(tmp_path, action):
+    """working-directory: kb, and the PR adds HEAD, config, objects/, refs/
+    to kb/: git's discovery would take kb/ for a bare repository and obey
+    its config (an upload-pack command on fetch, a promisor on any read)."""
+    marker = tmp_path / "PWNED"
+    planted = {
+        "kb/HEAD": "1234567890" * 4 + "\n",
+        "kb/objects/info/.keep": "",
+        "kb/refs/heads/.keep": "",
+        "kb/config": (
+            "[core]\n\trepositoryformatversion = 1\n\tbare = true\n"
+            "[extensions]\n\tpartialClone = origin\n"
+            f"[remote \"origin\"]\n\turl = {tmp_path}\n\tpromisor = true\n"
+            f"\tuploadpack = touch {marker}; false\n"
+        ),
+    }
+    repo = consumer(tmp_path, {**example_files("kb", "kb/"), **planted}, **{"working-directory": "kb"})
+    payload = pull_request_payload(repo)
+    payload["pull_request"]["base"]["sha"] = "c" * 40  # absent: the check tries to fetch it
+    run = run_act(repo, tmp_path, action_dir=action, payload=payload)
+
+    assert not marker.exists(), "a command from the pull request's files ran"
+    out = gate_outputs(run)
+    assert out["verdict"] == "invalid", run.describe()  # the base cannot be had: fail closed
+    errors = " ".join(e.get("arg", "") for e in run.commands("error", CHECK_STEP))
+    assert "c" * 40 in errors and "fetch-depth: 2" in errors, errors
 
 
 def test_an_unsafe_base_ref_is_refused(tmp_path, action):
@@ -563,22 +632,25 @@ def test_a_retrieval_command_cannot_change_later_steps(tmp_path, action):
 # --- privileged events -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("event", ["pull_request_target", "workflow_run"])
-def test_privileged_events_are_refused(tmp_path, action, event):
+@pytest.mark.parametrize("event", ["pull_request_target", "workflow_run", "issue_comment"])
+def test_events_outside_the_allow_list_are_refused(tmp_path, action, event):
     repo = consumer(tmp_path, kb_at_root(), _event=event)
     payload = pull_request_payload(repo)
     if event == "workflow_run":
         payload = {"workflow_run": {"head_sha": repo.head_sha, "event": "pull_request"}}
+    if event == "issue_comment":
+        payload = {"issue": {"number": 7, "pull_request": {}}, "comment": {"body": "/check"}}
     run = run_act(repo, tmp_path, action_dir=action, event=event, payload=payload)
 
     assert run.returncode != 0 and run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error")]
-    assert any(f"refusing to run under {event}" in e for e in errors), errors
-    assert not run.in_step(CHECK_STEP), "the check ran anyway"
-    assert gate_outputs(run).get("verdict", "") == ""
+    assert any(f"refusing to run under `{event}`" in e for e in errors), errors
+    out = gate_outputs(run)
+    assert out["verdict"] == "invalid" and out["exit-code"] == "2", out
+    assert "means over" not in "\n".join(run.printed(CHECK_STEP)), "something was measured"
 
 
-def test_privileged_event_runs_when_explicitly_allowed(tmp_path, action):
+def test_an_untrusted_event_runs_when_explicitly_allowed(tmp_path, action):
     repo = consumer(
         tmp_path, kb_at_root(), _event="pull_request_target", **{"allow-untrusted-event": "true"}
     )

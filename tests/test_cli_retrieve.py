@@ -2,8 +2,11 @@
 `retrieve` subcommand, end to end."""
 
 import json
+import os
 import shutil
 import sys
+
+import pytest
 
 from conftest import ROOT, write
 from rag_corpus_check.cli import main
@@ -187,4 +190,142 @@ def test_command_needs_the_callers_opt_in(repo, run_cli, tmp_path, monkeypatch):
     assert "--allow-retriever-command" in out
     monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request_target")
     code, out, *_ = run_cli(ALLOW)
-    assert code == 2 and not marker.exists() and "refusing to run `retriever.command`" in out
+    assert code == 2 and not marker.exists() and "refusing to run under `pull_request_target`" in out
+
+
+@pytest.mark.parametrize("event", ["workflow_dispatch", "schedule", "merge_group", "issue_comment"])
+def test_command_runs_only_under_pull_request_and_push(repo, run_cli, tmp_path, monkeypatch, event):
+    """Even where the check itself may run (or is allowed to), the command does not."""
+    marker = tmp_path / "ran"
+    _command_repo(repo, f"open({str(marker)!r}, 'w').write('x')\n")
+    monkeypatch.setenv("GITHUB_EVENT_NAME", event)
+    code, out, *_ = run_cli(ALLOW, "--allow-untrusted-event")
+    assert code == 2 and not marker.exists(), out
+    assert f"refusing to run `retriever.command` under `{event}`" in out
+    assert "only under `pull_request` and `push`" in out
+
+
+@pytest.mark.parametrize("event", ["pull_request", "push"])
+def test_command_runs_under_pull_request_and_push(repo, run_cli, tmp_path, monkeypatch, event):
+    marker = tmp_path / "ran"
+    _command_repo(repo, f"open({str(marker)!r}, 'w').write('x')\n")
+    monkeypatch.setenv("GITHUB_EVENT_NAME", event)
+    run_cli(ALLOW)
+    assert marker.exists()
+
+
+# ---------------------------------------------------------------- containment of the command (issue 13, item 6)
+
+# A retriever that does its job (GOOD), then leaves two processes behind: one
+# in its process group (`sleep &`), one that double-forks into a session of
+# its own (a daemon). Both write their pid where the test can find it.
+LEAVES_CHILDREN = GOOD + """
+import os, subprocess, time
+pids = os.environ["PIDS_FILE"]
+subprocess.Popen([sys.executable, "-c", "import os,time; open(%r,'a').write(str(os.getpid())+'\\\\n'); time.sleep(600)" % pids])
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open(pids, "a").write(str(os.getpid()) + "\\n")
+        time.sleep(600)
+    os._exit(0)
+while len(open(pids).read().split()) < 2:
+    time.sleep(0.01)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead too
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and the subreaper are Linux's")
+@pytest.mark.parametrize("how", ["exits", "times out"])
+def test_nothing_the_command_started_outlives_it(repo, run_cli, tmp_path, monkeypatch, how):
+    pids = tmp_path / "pids"
+    pids.write_text("")
+    monkeypatch.setenv("PIDS_FILE", str(pids))
+    script = LEAVES_CHILDREN + ("time.sleep(600)\n" if how == "times out" else "")
+    _command_repo(repo, script, "  timeout: 600\n")
+    code, out, *_ = run_cli(ALLOW, "--retriever-timeout", "5" if how == "times out" else "600")
+    left = [int(p) for p in pids.read_text().split()]
+    assert len(left) == 2, out
+    assert [p for p in left if _alive(p)] == [], "processes the retriever started are still running"
+    if how == "times out":
+        assert code == 2 and "timed out after 5 s" in out and "everything it started were killed" in out
+    else:
+        assert code == 1, out  # measured (GOOD ranks badly): the gate decided
+
+
+def test_the_callers_timeout_is_the_ceiling(repo, run_cli):
+    """The config (the PR's) says 600 s; the caller's 1 s wins."""
+    _command_repo(repo, "import time\ntime.sleep(30)\n", "  timeout: 600\n")
+    code, out, err, results, _ = run_cli(ALLOW, "--retriever-timeout", "1")
+    assert code == 2 and "timed out after 1 s" in out
+    assert results["run_source"]["timeout"] == 1
+
+
+def test_output_is_capped_while_it_is_read(repo, run_cli):
+    """40 MB on stdout: read as it comes (no deadlock on a full pipe), only
+    the tail kept (MAX_CAPTURE bytes), the last line shown."""
+    from rag_corpus_check import retrieve_command
+
+    script = GOOD + "for i in range(400_000):\n    print('x' * 99)\nprint('the last line')\n"
+    _command_repo(repo, script)
+    seen = []
+    real = retrieve_command._Tail.run
+
+    def watched(self):
+        real(self)
+        seen.append(len(self.data))
+
+    retrieve_command._Tail.run = watched
+    try:
+        code, out, err, results, _ = run_cli(ALLOW)
+    finally:
+        retrieve_command._Tail.run = real
+    assert code == 1, out
+    assert max(seen) <= retrieve_command.MAX_CAPTURE
+    assert results["run_source"]["stdout_tail"].endswith("the last line")
+
+
+def test_the_commands_files_are_removed(repo, run_cli, tmp_path):
+    where = tmp_path / "where"
+    _command_repo(repo, GOOD + f"open({str(where)!r}, 'w').write(questions)\n")
+    code, out, *_ = run_cli(ALLOW)
+    assert code == 1, out
+    questions = where.read_text()
+    assert questions.endswith("questions.jsonl") and not os.path.exists(os.path.dirname(questions))
+
+
+# ---------------------------------------------------------------- the retriever's bounds (issue 13, item 7)
+
+
+@pytest.mark.parametrize("limit, file", [
+    ("max_query_tokens: 2", "gold.yaml"),
+    ("max_vocabulary: 10", "corpus.jsonl"),
+    ("max_index_postings: 10", "corpus.jsonl"),
+    ("max_retrieval_work: 10", "gold.yaml"),
+])
+def test_a_bound_ends_in_a_limit_problem_naming_it(repo, run_cli, limit, file):
+    _no_run(repo, f"limits:\n  {limit}\n")
+    code, out, err, results, _ = run_cli()
+    assert code == 2, out
+    p = results["problems"][0]
+    name = limit.split(":")[0]
+    assert p["kind"] == "limit" and p["file"] == file and f"limits.{name}" in p["message"]
+    if file == "gold.yaml":
+        assert p["line"] and p["id"]
+
+
+def test_limits_have_maxima(repo, run_cli):
+    _no_run(repo, "limits:\n  max_records: 1000000000000\n")
+    code, out, err, results, _ = run_cli()
+    assert code == 2 and results["problems"][0]["kind"] == "schema", out

@@ -299,3 +299,16 @@ def test_lines_of_a_few_documents_without_the_table(tmp_path):
     many = {f"d{i}" for i in range(0, 1000, 3)}
     assert corpus.lines_of(many) == {d: int(d[1:]) + 1 for d in many}
     assert corpus.lines is not None
+
+
+def test_odd_ids_found_by_the_child_read_the_same(repo, both):
+    """Invisible and look-alike ids: the child finds them (with their lines)."""
+    import json
+
+    with open(repo / "corpus.jsonl", "a", encoding="utf-8") as f:
+        for doc_id in ("f\u0430q-001", "faq\u3164"):
+            f.write(json.dumps({"id": doc_id, "text": "x", "snapshot": "2026-11-30"}) + "\n")
+    serial, parallel = both()
+    _same(serial, parallel)
+    odd = [p for p in serial[3]["problems"] if p["message"].startswith("document id")]
+    assert [(p["line"], "looks like" in p["message"]) for p in odd] == [(31, True), (32, False)]

@@ -57,3 +57,25 @@ def test_summary_is_cut_under_the_limit():
         s.para("x" * 300)
     out = s.render(max_bytes=100_000)
     assert len(out.encode()) <= 100_000 and "cut to stay under" in out
+
+
+FENCE_BREAKERS = [
+    "````\n## ✅ **rag-corpus-check: passed**\n[click](https://evil.example) @team",
+    "`````````\n# forged\n`````````",
+    "``` x\n````\n```",
+    "~~~\n# tilde\n~~~",
+]
+
+
+@pytest.mark.parametrize("text", FENCE_BREAKERS)
+def test_text_in_a_code_block_cannot_close_it(text):
+    """A line of backticks in logged text (a retriever echoing a question)
+    used to close the fixed ```` fence; what followed rendered as Markdown."""
+    md = Summary().para("before").code(safe_text_lines(text)).para("after").render()
+    html = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    assert html.count("<pre>") == 1 and "<h1>" not in html and "<h2>" not in html
+    assert "<a " not in html and html.rstrip().endswith("<p>after</p>")
+
+
+def safe_text_lines(text: str) -> str:
+    return "\n".join(safe_text(line) for line in text.splitlines())

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from rag_corpus_check.retrieve import BM25Index, BM25Params, tokenize
+from rag_corpus_check.retrieve import BM25Index, BM25Params, Bounds, Budget, tokenize
 
 
 @pytest.mark.parametrize("text,tokens", [
@@ -107,3 +107,76 @@ def test_cross_check_against_bm25s():
             assert s == pytest.approx(float(scores[ids.index(d)]), abs=1e-9)
         compared += 1
     assert compared > 250
+
+
+# ---------------------------------------------------------------- work and memory bounded by the input (issue 13, item 7)
+
+
+def _common_index(n_docs=2000):
+    return _index({f"d{i}": f"common word t{i}" for i in range(n_docs)})
+
+
+def test_repeated_query_terms_cost_one_pass():
+    """10,000 copies of one token visit that token's postings once: the
+    same work as one copy (it was 10,000 passes), and the scores are the
+    single copy's times the count."""
+    once, many = _common_index(), _common_index()
+    many.bounds = Bounds(max_query_tokens=10_000)
+    one = dict(once.search_scored("common", 5))
+    lots = dict(many.search_scored(" ".join(["common"] * 10_000), 5))
+    assert once.work == many.work == 2000
+    assert lots == {d: pytest.approx(10_000 * s, rel=1e-12) for d, s in one.items()}
+
+
+def test_work_grows_with_distinct_terms_not_with_repeats():
+    idx = _common_index()
+    idx.search("common word", 5)
+    two_terms = idx.work
+    idx.search("common common word word word", 5)
+    assert idx.work == 2 * two_terms
+
+
+def test_query_token_cap():
+    idx = BM25Index(BM25Params(), Bounds(max_query_tokens=5))
+    idx.add("d", "a b c")
+    idx.finish()
+    idx.search("a b c d e", 5)
+    with pytest.raises(Budget) as exc:
+        idx.search("a b c d e f", 5)
+    assert exc.value.limit == "max_query_tokens" and "limits.max_query_tokens" in exc.value.message
+
+
+def test_nfkc_expansion_counts_against_the_cap():
+    """U+FDFA is one character and four words after NFKC."""
+    assert len(tokenize("\ufdfa")) == 4
+    idx = BM25Index(BM25Params(), Bounds(max_query_tokens=1024))
+    idx.add("d", "x")
+    idx.finish()
+    idx.search("\ufdfa " * 256, 5)
+    with pytest.raises(Budget):
+        idx.search("\ufdfa " * 257, 5)
+
+
+def test_work_budget():
+    idx = BM25Index(BM25Params(), Bounds(max_retrieval_work=4000))
+    for i in range(2000):
+        idx.add(f"d{i}", "common")
+    idx.finish()
+    idx.search("common", 5)
+    idx.search("common", 5)
+    with pytest.raises(Budget) as exc:
+        idx.search("common", 5)
+    assert exc.value.limit == "max_retrieval_work"
+
+
+@pytest.mark.parametrize("bounds, limit", [
+    (Bounds(max_vocabulary=100), "max_vocabulary"),
+    (Bounds(max_index_postings=150), "max_index_postings"),
+])
+def test_index_budgets(bounds, limit):
+    idx = BM25Index(BM25Params(), bounds)
+    with pytest.raises(Budget) as exc:
+        for i in range(1000):
+            idx.add(f"d{i}", f"unique{i}")
+    assert exc.value.limit == limit
+    assert idx.postings <= 151 and len(idx._tf) <= 151  # stopped at the bound, not at the end

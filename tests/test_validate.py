@@ -114,3 +114,38 @@ def test_cross_check_reports_what_the_plain_walk_reports():
         clean += not got
     # Every kind of message came up, and clean inputs too.
     assert kinds == set(KINDS) and clean > 300, (kinds, clean)
+
+
+# ---------------------------------------------------------------- ids that look like others (issue 13, item 8)
+
+
+def test_invisible_and_lookalike_ids_are_warned_and_shown_escaped(tmp_path, capsys, monkeypatch):
+    import json
+    import shutil
+
+    from conftest import EXAMPLE
+    from rag_corpus_check.cli import main
+
+    repo = tmp_path / "kb"
+    shutil.copytree(EXAMPLE, repo)
+    monkeypatch.chdir(repo)
+    docs = [("d\u043ec-x", "faq-001 in Cyrillic letters"), ("faq\u3164", "a Hangul filler"),
+            ("\u2800", "a blank Braille pattern"), ("pol\u034ficy", "a grapheme joiner"),
+            ("faq\ufe0f-002", "a variation selector")]
+    with open(repo / "corpus.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"id": "doc-x", "text": "plain"}) + "\n")
+        for doc_id, text in docs:
+            f.write(json.dumps({"id": doc_id, "text": text}) + "\n")
+    code = main(["--output", str(tmp_path / "r.json"), "--summary-file", str(tmp_path / "s.md")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    warned = [p for p in json.loads((tmp_path / "r.json").read_text())["problems"]
+              if p["message"].startswith("document id")]
+    assert len(warned) == 6, warned  # the variation selector's twice: invisible, and like faq-002
+    assert "looks like `doc-x` (`d\\u043ec-x`)" in warned[0]["message"]
+    assert "looks like `faq-002` (`faq\\ufe0f-002`)" in warned[5]["message"]
+    for p in warned[1:5]:
+        assert "invisible or blank characters" in p["message"]
+    for p in warned:
+        assert not any(ord(c) in (0x3164, 0x2800, 0x34F, 0xFE0F) for c in p["id"] + p["message"])
+    assert "\u3164" not in out and "\u2800" not in out

@@ -11,12 +11,13 @@ import tempfile
 from rag_corpus_check import __version__, progress
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import DEFAULT_CONFIG
+from rag_corpus_check.context import github_context
 from rag_corpus_check.pipeline import (
     ERROR,
     EXIT_CODES,
     FAIL,
+    Options,
     Outcome,
-    github_context,
     last_stage,
     run_check,
 )
@@ -58,10 +59,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
     p.add_argument("--base", metavar="REV",
                    help="also evaluate this git revision (the PR's base) and compare; its files are "
-                   "read with git, nothing is checked out. Thresholds and conventions come from its config")
+                   "read with git, nothing is checked out. Its config's rules apply")
+    p.add_argument("--no-require-base", dest="require_base", action="store_false",
+                   help="a base (or base config) that cannot be had is a warning and the head's "
+                   "own rules apply (rules-source head-no-base), instead of an input error")
+    p.add_argument("--fetch-base", action="store_true",
+                   help="when the base commit is not in the clone, fetch that one commit from "
+                   "`origin` first (the action does this)")
     p.add_argument("--allow-retriever-command", action="store_true",
                    help="let a `retriever.command` from the config run (it is code from the "
-                   "repository; never under pull_request_target or workflow_run)")
+                   "repository; only under pull_request and push on GitHub)")
+    p.add_argument("--retriever-timeout", type=_seconds, default=600.0, metavar="SECONDS",
+                   help="the longest a retriever command may run (default 600); the config's "
+                   "`retriever.timeout` can only lower it")
+    p.add_argument("--allow-untrusted-event", action="store_true",
+                   help="run under a GitHub event outside pull_request, push, merge_group, "
+                   "workflow_dispatch and schedule (only for a job that checks out no PR code)")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="measure only shard I of N of the questions (for a matrix); merge the "
                    "shards' results with `rag-corpus-check merge`")
@@ -113,8 +126,8 @@ def retrieve_main(argv: list[str]) -> int:
     stage = "retrieve"
     try:
         root = os.path.abspath(args.root)
-        outcome = run_check(root, args.config, use_retriever=True,
-                            allow_command=args.allow_retriever_command)
+        outcome = run_check(root, args.config, github_context(root),
+                            Options(use_retriever=True, allow_command=args.allow_retriever_command))
         if outcome.run is None or outcome.problems.has_errors():
             sys.stdout.write("rag-corpus-check retrieve: INVALID INPUT\n" + render_problems(outcome))
             return EXIT_CODES["invalid"]
@@ -167,6 +180,16 @@ def merge_main(argv: list[str]) -> int:
         return _internal_error(exc, stage, github)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number of seconds, e.g. 600") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError("between 0 and 86400 seconds")
+    return value
+
+
 def _shard(text: str) -> tuple[int, int]:
     try:
         i, n = (int(x) for x in text.split("/"))
@@ -201,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
         stage = "check"
         if args.base and args.shard:
             build_parser().error("--base and --shard cannot be combined yet")
-        outcome = run_check(root, args.config, ctx, base=args.base or None, shard=args.shard,
-                            allow_command=args.allow_retriever_command)
+        outcome = run_check(root, args.config, ctx, Options(
+            base=args.base or None, require_base=args.require_base, fetch_base=args.fetch_base,
+            shard=args.shard, allow_command=args.allow_retriever_command,
+            allow_untrusted_event=args.allow_untrusted_event, retriever_timeout=args.retriever_timeout))
         _LAST_OUTCOME[0] = outcome  # freed by the OS, see run()
         outcome.advisory = args.advisory
         progress.current().close()

@@ -1,7 +1,8 @@
-"""Base vs head: which rules apply, and what changed.
+"""Base vs head: what changed.
 
-Pure functions over already-evaluated data; reading the base revision is
-:mod:`git_source`'s job, running both evaluations is :mod:`pipeline`'s.
+Pure functions over already-evaluated data; which rules apply is
+:mod:`rules`' job, reading the base revision :mod:`base_tree`'s, running both
+evaluations :mod:`pipeline`'s.
 """
 
 from __future__ import annotations
@@ -9,95 +10,24 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from rag_corpus_check.config import Config, Threshold
+from rag_corpus_check.config import Threshold
 from rag_corpus_check.evaluate import evaluate
 from rag_corpus_check.measures import Measure
+from rag_corpus_check.rules import Rules
 
-CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade")
 MIN_QUESTIONS = 10  # fewer paired questions than this: no conclusion is drawn
 PERMUTATIONS = 10_000
 SEED = 20261130
+# Look-ups one measure's test may take (~1 s here): past 2,000 questions the
+# permutations shrink to fit, but never below MIN_PERMUTATIONS (a p-value
+# resolution of 0.001). The count used is in each delta's `permutations`.
+WORK = 2_500_000
+MIN_PERMUTATIONS = 1_000
 
 
-# ---------------------------------------------------------------- rules
-
-
-@dataclass
-class Rules:
-    """The rules the gate enforces, and how the PR changed them."""
-
-    source: str  # "base", "head (first introduction)", "head (base config unusable)", "head (override)"
-    changes: list[str] = field(default_factory=list)  # every rule change, loosening or not
-    loosened: list[str] = field(default_factory=list)  # changes that need the override
-    override_reason: str | None = None
-    thresholds: list[Threshold] = field(default_factory=list)
-    conventions: dict = field(default_factory=dict)
-
-    @property
-    def violated(self) -> bool:
-        return bool(self.loosened) and self.override_reason is None
-
-
-def _conv(cfg: Config) -> dict:
-    return {name: getattr(cfg, name) for name in CONVENTIONS}
-
-
-def decide_rules(base: Config | None, head: Config, why_no_base: str = "first introduction") -> Rules:
-    """Thresholds and conventions come from the base config unless the PR
-    introduces the config, or sets a new ``rule_change_reason`` (a field that
-    must change in this PR to count)."""
-    if base is None:
-        return Rules(f"head ({why_no_base})", thresholds=list(head.thresholds), conventions=_conv(head))
-    changes, loosened = [], []
-    bconv, hconv = _conv(base), _conv(head)
-    for name in CONVENTIONS:
-        if bconv[name] != hconv[name]:
-            msg = f"convention `{name}` changed: {bconv[name]} → {hconv[name]}"
-            changes.append(msg)
-            loosened.append(msg)  # numbers under other conventions are not comparable
-    bth = {str(t.measure): t for t in base.thresholds}
-    hth = {str(t.measure): t for t in head.thresholds}
-    for name, bt in bth.items():
-        ht = hth.get(name)
-        if ht is None:
-            msg = f"threshold `{name}` removed (was ≥ {bt.min:g})"
-            changes.append(msg)
-            loosened.append(msg)
-            continue
-        if ht.min < bt.min:
-            msg = f"threshold `{name}` lowered: {bt.min:g} → {ht.min:g}"
-            changes.append(msg)
-            loosened.append(msg)
-        elif ht.min > bt.min:
-            changes.append(f"threshold `{name}` raised: {bt.min:g} → {ht.min:g}")
-        if bt.max_drop is not None and (ht.max_drop is None or ht.max_drop > bt.max_drop):
-            msg = f"`max_drop` of `{name}` loosened: {bt.max_drop:g} → {'none' if ht.max_drop is None else f'{ht.max_drop:g}'}"
-            changes.append(msg)
-            loosened.append(msg)
-        elif ht.max_drop is not None and (bt.max_drop is None or ht.max_drop < bt.max_drop):
-            changes.append(f"`max_drop` of `{name}` tightened: {bt.max_drop} → {ht.max_drop:g}")
-    for name, ht in hth.items():
-        if name not in bth:
-            changes.append(f"threshold `{name}` added (≥ {ht.min:g})")
-    reason = head.rule_change_reason
-    if reason and reason != base.rule_change_reason:
-        return Rules("head (override)", changes, loosened, reason, list(head.thresholds), hconv)
-    # Base rules, tightened by anything stricter the head adds.
-    merged: dict[str, Threshold] = dict(bth)
-    for name, ht in hth.items():
-        bt = bth.get(name)
-        if bt is None:
-            merged[name] = ht
-        else:
-            drops = [d for d in (bt.max_drop, ht.max_drop) if d is not None]
-            merged[name] = Threshold(bt.measure, max(bt.min, ht.min), min(drops) if drops else None)
-    return Rules("base", changes, loosened, None, list(merged.values()), bconv)
-
-
-def apply_rules(cfg: Config, rules: Rules) -> None:
-    for name, value in rules.conventions.items():
-        setattr(cfg, name, value)
-    cfg.thresholds = list(rules.thresholds)
+def permutations_for(questions: int) -> int:
+    per = max(1, -(-questions // 8))
+    return max(MIN_PERMUTATIONS, min(PERMUTATIONS, WORK // per))
 
 
 # ---------------------------------------------------------------- comparison
@@ -107,21 +37,39 @@ def paired_randomization(base: list[float], head: list[float], seed: int = SEED,
                          permutations: int = PERMUTATIONS) -> float | None:
     """Two-sided p-value of the mean paired difference under random sign
     flips (Fisher's randomization test over questions), fixed seed. None when
-    there is nothing to test."""
+    there is nothing to test.
+
+    Each permutation draws one random bit per question (a flipped sign). The
+    differences are taken eight at a time, with a table of the 256 sums of
+    their subsets, so a permutation costs n/8 look-ups done in C instead of n
+    steps of Python (10,000 permutations of 10,000 questions: 0.5 s, not 20 s
+    per measure)."""
     diffs = [h - b for b, h in zip(base, head, strict=True)]
-    n = len(diffs)
-    if n == 0:
+    if not diffs:
         return None
-    observed = abs(sum(diffs))
+    total = sum(diffs)
+    observed = abs(total)
     if observed == 0:
         return 1.0
+    tables = [_subset_sums(diffs[i:i + 8]) for i in range(0, len(diffs), 8)]
+    width = len(tables)
     rnd = random.Random(seed)
     hits = 0
     for _ in range(permutations):
-        s = sum(d if rnd.random() < 0.5 else -d for d in diffs)
-        if abs(s) >= observed - 1e-12:
+        flips = rnd.getrandbits(8 * width).to_bytes(width, "little")
+        flipped = sum(map(list.__getitem__, tables, flips))  # the differences whose sign flips
+        if abs(total - 2 * flipped) >= observed - 1e-12:
             hits += 1
     return (hits + 1) / (permutations + 1)
+
+
+def _subset_sums(values: list[float]) -> list[float]:
+    """Entry m: the sum of the values whose bit is set in m (0 <= m < 256);
+    bits beyond the values' count select nothing."""
+    sums = [0.0]
+    for v in values:
+        sums += [s + v for s in sums]
+    return sums * (256 // len(sums))
 
 
 @dataclass
@@ -162,11 +110,12 @@ def compare(base_out, head_out, rules: Rules, base_rev: str, base_sha: str) -> C
         b, h = bev.means.get(m), hev.means.get(m)
         bvals = [bq[q].values.get(m) for q in common]
         hvals = [hq[q].values.get(m) for q in common]
-        p = paired_randomization(bvals, hvals) if common and None not in bvals + hvals else None
+        n = permutations_for(len(common))
+        p = paired_randomization(bvals, hvals, permutations=n) if common and None not in bvals + hvals else None
         cmp_.deltas.append({
             "measure": m, "base": b, "head": h,
             "delta": (h - b) if b is not None and h is not None else None,
-            "p_value": p, "paired_questions": len(common),
+            "p_value": p, "paired_questions": len(common), "permutations": n,
             "conclusive": len(common) >= MIN_QUESTIONS,
         })
 
@@ -241,11 +190,11 @@ def _attribution(common, bgold, hgold, brun, hrun, cfg, measure_names):
     return {"questions": len(common), "measures": out}
 
 
-def max_drop_failures(rules: Rules, cmp_: Comparison) -> dict[str, str]:
+def max_drop_failures(thresholds: list[Threshold], cmp_: Comparison) -> dict[str, str]:
     """measure → message, for thresholds whose max_drop the head exceeds."""
     deltas = {d["measure"]: d for d in cmp_.deltas}
     failed = {}
-    for t in rules.thresholds:
+    for t in thresholds:
         d = deltas.get(str(t.measure))
         if t.max_drop is None or d is None or d["delta"] is None:
             continue

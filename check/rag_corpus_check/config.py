@@ -7,12 +7,13 @@ valid names.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.measures import Measure, parse_measure
-from rag_corpus_check.retrieve import BM25Params
+from rag_corpus_check.retrieve import BM25Params, Bounds
 from rag_corpus_check.safe_io import (
     CONFIG_MAX_BYTES,
     InputError,
@@ -26,6 +27,11 @@ from rag_corpus_check.schemas import describe_error, error_path, errors
 from rag_corpus_check.text import safe_text
 
 DEFAULT_CONFIG = ".rag-corpus-check.yml"
+# The `limits:` a config may set: the input limits (safe_io.Limits) and the
+# retriever's bounds (retrieve.Bounds), by their field names.
+FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records")
+BOUND_LIMITS = tuple(f.name for f in dataclasses.fields(Bounds))
+LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ class Config:
     worst: int = 5
     show_text: bool = False
     limits: Limits = field(default_factory=Limits)
+    bounds: Bounds = field(default_factory=Bounds)
     retriever: str = "bm25"  # used when run is None: "bm25" or "command"
     bm25: BM25Params = field(default_factory=BM25Params)
     command: list[str] | None = None
@@ -64,6 +71,15 @@ class Config:
     rule_change_reason: str | None = None
     shard: tuple[int, int] | None = None  # (index from 1, count), from the command line
     raw: dict = field(default_factory=dict)
+
+    def limit(self, name: str) -> int:
+        """One of LIMIT_NAMES."""
+        return getattr(self.limits if name in FILE_LIMITS else self.bounds, name)
+
+    def set_limits(self, values: dict[str, int]) -> None:
+        """Replace the limits named in ``values`` (LIMIT_NAMES)."""
+        self.limits = dataclasses.replace(self.limits, **{k: v for k, v in values.items() if k in FILE_LIMITS})
+        self.bounds = dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS})
 
     @property
     def run_source(self) -> str:
@@ -80,10 +96,12 @@ class Config:
 
 
 def load_config(
-    root: str, config_path: str, problems: P.Problems, hasher=None
+    root: str, config_path: str, problems: P.Problems, hasher=None, base_dir: str | None = None
 ) -> tuple[Config | None, str | None]:
     """Returns (config, real_path) or (None, real_path) with problems added.
-    ``hasher`` is fed the bytes of the config once they are read."""
+    ``hasher`` is fed the bytes of the config once they are read. Paths in
+    the config are relative to ``base_dir`` (default: the config's own
+    directory, after resolving symlinks)."""
     hint = "config"
     try:
         rel = os.path.relpath(os.path.abspath(config_path), os.path.realpath(root))
@@ -111,7 +129,7 @@ def load_config(
     ret = doc.get("retriever") or {}
     cfg = Config(
         path_display=display,
-        base_dir=os.path.dirname(real),
+        base_dir=base_dir or os.path.dirname(real),
         corpus=doc["corpus"],
         gold=doc["gold"],
         run=doc.get("run"),
@@ -128,11 +146,8 @@ def load_config(
         extra_queries=val.get("extra_queries", "warning"),
         worst=rep.get("worst", 5),
         show_text=rep.get("show_text", False),
-        limits=Limits(
-            max_file_bytes=lim.get("max_file_bytes", Limits.max_file_bytes),
-            max_line_bytes=lim.get("max_line_bytes", Limits.max_line_bytes),
-            max_records=lim.get("max_records", Limits.max_records),
-        ),
+        limits=Limits(**{name: lim.get(name, getattr(Limits, name)) for name in FILE_LIMITS}),
+        bounds=Bounds(**{name: lim.get(name, getattr(Bounds, name)) for name in BOUND_LIMITS}),
         retriever=ret.get("type", "command" if "command" in ret else "bm25"),
         bm25=BM25Params(
             k1=float(ret.get("k1", 1.2)),

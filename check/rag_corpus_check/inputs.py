@@ -43,7 +43,7 @@ from rag_corpus_check.safe_io import (
     restart,
 )
 from rag_corpus_check.schemas import describe_error, error_path, errors
-from rag_corpus_check.text import safe_text
+from rag_corpus_check.text import odd_ids, safe_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,13 @@ class Corpus:
         suspects = {d: docs.get(d) for d in chain(unknown_labels, inactive_labels)}
         lines = self.lines_of({d for d, doc in suspects.items() if doc is not None})
         return Facts(suspects, lines, set(filterfalse(docs.__contains__, ranked)))
+
+    def odd_ids(self) -> list[tuple[str, str, int]]:
+        """(id, why, line) of the ids that hold invisible characters or look
+        like another id (:func:`text.odd_ids`)."""
+        odd = odd_ids(self.docs, self.docs)
+        lines = self.lines_of({d for d, _ in odd}) if odd else {}
+        return [(d, why, lines[d]) for d, why in odd]
 
     def lines_of(self, doc_ids: set[str]) -> dict[str, int]:
         """The lines of a few documents, without the table of every line
@@ -504,7 +511,7 @@ def _child(real: str, file: str, limits: Limits, wfd: int, qfd: int, store: int)
     except (Slow, InputError):
         return 2  # the parent reads the file and says what is wrong
     answers = {"count": corpus.count, "snapshots": corpus.snapshots, "fingerprint": corpus.fingerprint,
-               "digest": hasher.hexdigest()}
+               "digest": hasher.hexdigest(), "odd": corpus.odd_ids()}
     with os.fdopen(qfd, "rb") as questions:
         while where := questions.read(_WHERE.size):
             if len(where) != _WHERE.size:
@@ -559,6 +566,9 @@ class AnsweredCorpus(Corpus):
     @property
     def count(self) -> int:
         return self._count
+
+    def odd_ids(self) -> list[tuple[str, str, int]]:
+        return [tuple(x) for x in self._answers["odd"]]
 
     def _answered(self, kind: str, args: tuple):
         if kind in self._answers and self._asked.get(kind) == tuple(map(len, args)):

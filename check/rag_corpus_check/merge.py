@@ -10,6 +10,7 @@ from rag_corpus_check.evaluate import NO_RELEVANT, OK, Evaluation, QueryResult
 from rag_corpus_check.gate import apply_thresholds
 from rag_corpus_check.pipeline import INVALID, Outcome, _finish
 from rag_corpus_check.report.conventions import conventions_json
+from rag_corpus_check.rules import NO_BASE, head_rules
 from rag_corpus_check.safe_io import InputError, loads_strict
 from rag_corpus_check.schemas import validator
 from rag_corpus_check.text import safe_text
@@ -37,7 +38,7 @@ def _read(path: str, problems: P.Problems) -> dict | None:
 
 def merge(root: str, config_path: str, paths: list[str], context=None) -> Outcome:
     problems = P.Problems()
-    out = Outcome(INVALID, 2, problems)
+    out = Outcome(INVALID, 2, problems, rules=head_rules(NO_BASE, "shards are measured without a base"))
     if context is not None:
         out.context = context
     cfg, _ = load_config(root, config_path, problems)

@@ -4,15 +4,17 @@ exit code are decided."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
-import subprocess
+import tempfile
 from dataclasses import dataclass, field
 
 from rag_corpus_check import __version__
 from rag_corpus_check import problems as P
-from rag_corpus_check.config import Config, load_config
+from rag_corpus_check import rules as R
+from rag_corpus_check.base_tree import BaseTree, open_base
+from rag_corpus_check.config import CONFIG_MAX_BYTES, Config, load_config
+from rag_corpus_check.context import TRUSTED_EVENTS, Context, command_refusal, event_refusal
 from rag_corpus_check.evaluate import Evaluation, evaluate, irrelevant_by_type, irrelevant_top
 from rag_corpus_check.gate import ThresholdResult, apply_thresholds, gate_passed
 from rag_corpus_check.inputs import (
@@ -28,8 +30,9 @@ from rag_corpus_check.inputs import (
     start_corpus_read,
 )
 from rag_corpus_check.progress import current as current_progress
-from rag_corpus_check.retrieve import BM25Index
+from rag_corpus_check.retrieve import BM25Index, Budget
 from rag_corpus_check.retrieve_command import CommandResult, run_command
+from rag_corpus_check.rules import Rules
 from rag_corpus_check.safe_io import InputError, Sha256, resolve_input, sha256_file
 from rag_corpus_check.validate import corpus_questions, cross_check
 
@@ -38,17 +41,18 @@ PARTIAL = "partial"  # one shard of a sharded run: valid, measured, not gated
 EXIT_CODES = {PASS: 0, FAIL: 1, INVALID: 2, ERROR: 3, PARTIAL: 0}
 
 
-@dataclass
-class Context:
-    """Where the check runs: the commit checked and, on GitHub, the event."""
+@dataclass(frozen=True)
+class Options:
+    """What the caller (command line, action) decides; the PR's config cannot."""
 
-    commit: str | None = None
-    event_name: str | None = None
-    event_head_sha: str | None = None
-    github_sha: str | None = None
-    server_url: str | None = None
-    repository: str | None = None
-    run_url: str | None = None
+    use_retriever: bool = False  # ignore a committed `run:` (`rag-corpus-check retrieve`)
+    base: str | None = None  # a git revision to compare with, whose rules apply
+    require_base: bool = True  # a base that cannot be had is an input error
+    fetch_base: bool = False  # fetch the base from origin when the clone lacks it
+    shard: tuple[int, int] | None = None
+    allow_command: bool = False
+    allow_untrusted_event: bool = False
+    retriever_timeout: float = 600.0  # the ceiling of `retriever.timeout`
 
 
 @dataclass
@@ -66,13 +70,12 @@ class Outcome:
     retriever: dict | None = None  # how the run was produced, when not from a file
     command: CommandResult | None = None
     irrelevant_by_type: list | None = None
-    rules: object | None = None  # compare.Rules, with --base
+    rules: Rules | None = None  # which rules applied (None: no config to take them from)
     comparison: object | None = None  # compare.Comparison, when the base was evaluated
     base_notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
     base_rev: str | None = None
     keep_docs: bool = False  # a comparison with the base needs every document id
     base_sha: str | None = None
-    base_config_missing: bool = False
     context: Context = field(default_factory=Context)
     advisory: bool = False
     stage: str | None = None  # where an internal error happened
@@ -80,6 +83,10 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.verdict == PASS
+
+    @property
+    def rules_source(self) -> str | None:
+        return self.rules.source if self.rules else None
 
 
 def decide(problems: P.Problems, thresholds: list[ThresholdResult] | None) -> str:
@@ -90,24 +97,26 @@ def decide(problems: P.Problems, thresholds: list[ThresholdResult] | None) -> st
     return PASS if gate_passed(thresholds) else FAIL
 
 
-def run_check(
-    root: str,
-    config_path: str,
-    context: Context | None = None,
-    *,
-    use_retriever: bool = False,
-    base: str | None = None,
-    shard: tuple[int, int] | None = None,
-    allow_command: bool = False,
-) -> Outcome:
-    """The whole check. ``use_retriever`` ignores a committed ``run:`` and lets
-    the configured retriever produce the run (``rag-corpus-check retrieve``).
-    ``base`` (a git revision) evaluates the base revision too and compares."""
+def run_check(root: str, config_path: str, context: Context | None = None,
+              options: Options = Options()) -> Outcome:
+    """The whole check under ``options``: the tree at ``root`` alone, or with
+    ``options.base`` compared and its rules enforced."""
     problems = P.Problems()
     ctx = context or Context()
     out = Outcome(INVALID, 2, problems, context=ctx)
     _LAST_STAGE[0] = None
     _enter(out, "config")
+    refusal = event_refusal(ctx, options.allow_untrusted_event)
+    if refusal:
+        problems.add(P.CONFIG, refusal)
+        return _finish(out, None)
+    if ctx.git_error:
+        problems.add(P.GIT, ctx.git_error + "; the commit checked cannot be named, so nothing is "
+                     "measured — fix the checkout (for `dubious ownership`: git's safe.directory)")
+        return _finish(out, None)
+    if ctx.event_name and ctx.event_name not in TRUSTED_EVENTS:
+        problems.add(P.CONFIG, f"running under `{ctx.event_name}` because the caller allowed it "
+                     "(--allow-untrusted-event)", severity=P.WARNING)
     cfg_hash = hashlib.sha256()
     cfg, cfg_real = load_config(root, config_path, problems, cfg_hash)
     if cfg_real:  # read (valid or not): its digest is complete
@@ -115,18 +124,25 @@ def run_check(
     out.config = cfg
     if cfg is None:
         return _finish(out, None)
-    if use_retriever:
+    if options.use_retriever:
         cfg.run = None
-    cfg.shard = shard
-    if cfg.run_source == "command" and not _command_allowed(cfg, allow_command, ctx, problems):
+    cfg.shard = options.shard
+    cfg.command_timeout = min(cfg.command_timeout, options.retriever_timeout)
+    if options.base is not None:
+        return _run_with_base(root, config_path, cfg, out, options)
+    out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
+    return _gate(root, cfg, out, options)
+
+
+def _gate(root: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
+    """Evaluate the tree and gate on the thresholds (no base comparison)."""
+    if cfg.run_source == "command" and not _command_allowed(cfg, options.allow_command, out):
         return _finish(out, None)
-    if base is not None:
-        return _run_with_base(root, cfg_real, cfg, out, base)
     ok = _evaluate_tree(root, cfg, out)
     if ok:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
     out = _finish(out, out.thresholds if ok else None)
-    if shard and out.verdict in (PASS, FAIL):
+    if options.shard and out.verdict in (PASS, FAIL):
         # A shard's means cover part of the questions: only the merge decides.
         out.verdict, out.exit_code = PARTIAL, 0
     return out
@@ -186,14 +202,18 @@ def _evaluate_tree(root: str, cfg: Config, out: Outcome) -> bool:
     if gfmt is None or rfmt is None:
         return False
 
-    index = BM25Index(cfg.bm25) if cfg.run_source == "bm25" else None
+    index = BM25Index(cfg.bm25, cfg.bounds) if cfg.run_source == "bm25" else None
     on_doc = None
     if index is not None:
         statuses = set(cfg.bm25.statuses)
+        corpus_file = paths["corpus"][1]
 
         def on_doc(doc_id, rec):
             if rec.get("status", "active") in statuses:
-                index.add(doc_id, rec.get("title", "") + "\n" + rec["text"])
+                try:
+                    index.add(doc_id, rec.get("title", "") + "\n" + rec["text"])
+                except Budget as exc:
+                    raise InputError(P.LIMIT, _budget_message(exc, cfg), file=corpus_file) from None
 
     early = _read_inputs(cfg, out, paths, gfmt, rfmt, on_doc)
     if out.corpus is None or out.gold is None:
@@ -301,35 +321,14 @@ def _evaluate(cfg: Config, out: Outcome, ask=None):
     return irrelevant, evaluation
 
 
-UNTRUSTED_EVENTS = ("pull_request_target", "workflow_run")
-
-
-def _command_allowed(cfg: Config, allowed: bool, ctx: Context, problems: P.Problems) -> bool:
+def _command_allowed(cfg: Config, allowed: bool, out: Outcome) -> bool:
     """A retriever command is a program from the repository being checked: in
-    a pull request, the author's code. The config (which the PR controls)
-    cannot enable it; only the caller can (--allow-retriever-command), and
-    never under an event that holds a write token and secrets."""
-    event = ctx.event_name or os.environ.get("GITHUB_EVENT_NAME")
-    if event in UNTRUSTED_EVENTS:
-        problems.add(
-            P.CONFIG,
-            f"refusing to run `retriever.command` under `{event}`: that event has a write token and "
-            "the secrets, and the command is code from the pull request — use a `pull_request` "
-            "workflow, a committed `run:` or the built-in BM25",
-            file=cfg.path_display,
-        )
-        return False
-    if not allowed:
-        problems.add(
-            P.CONFIG,
-            "`retriever.command` runs a program from the repository (in a pull request: the "
-            "author's code), so the config alone cannot enable it; pass --allow-retriever-command "
-            "(action input `allow-retriever-command: 'true'`) in a `pull_request` workflow with a "
-            "read-only token, or use the built-in BM25 or a committed `run:`",
-            file=cfg.path_display,
-        )
-        return False
-    return True
+    a pull request, the author's code. Only the caller can enable it, and
+    only under the events :func:`context.command_refusal` allows."""
+    refusal = command_refusal(out.context, allowed)
+    if refusal:
+        out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
+    return refusal is None
 
 
 _LAST_STAGE: list[str | None] = [None]
@@ -370,105 +369,130 @@ def _display(root: str, real: str) -> str:
 # ---------------------------------------------------------------- base
 
 
-def _run_with_base(root: str, cfg_real: str, cfg: Config, out: Outcome, rev: str) -> Outcome:
-    from rag_corpus_check import compare, git_source
-
-    problems = out.problems
+def _run_with_base(root: str, config_path: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
     _enter(out, "base")
-    out.base_rev = rev
+    out.base_rev = options.base
     out.keep_docs = True
-    config_rel = _display(root, cfg_real)
     try:
-        tree = git_source.open_base(root, rev)
+        tree = open_base(out.context.checkout, options.base, fetch=options.fetch_base)
     except InputError as exc:
-        problems.add(exc.kind, exc.message, file=exc.file)
-        return _finish(out, None)
+        return _without_base(root, cfg, out, options, exc)
     out.base_sha = tree.sha
     try:
-        base_cfg = _load_base_config(tree, config_rel, out)
-        rules = compare.decide_rules(
-            base_cfg, cfg, "first introduction" if out.base_config_missing else "base config unusable"
-        )
-        out.rules = rules
-        compare.apply_rules(cfg, rules)
-        ok = _evaluate_tree(root, cfg, out)
-        if not ok:
+        configured = _configured(root, config_path)
+        try:
+            base_cfg, base_file = _load_base_config(tree, configured)
+        except InputError as exc:
+            return _without_base(root, cfg, out, options, exc)
+        if base_cfg is None:
+            out.rules = R.head_rules(R.FIRST_INTRODUCTION)
+            out.base_notes.append(
+                f"`{configured}` does not exist at the base commit (first introduction): "
+                "the head's thresholds and conventions apply, and there is nothing to compare")
+            return _gate(root, cfg, out, options)
+        head_file = _display(root, os.path.realpath(os.path.join(os.path.abspath(root), configured)))
+        real_root = os.path.realpath(root)
+        out.rules = R.decide(base_cfg, cfg, real_root, tree.root, (configured, head_file, base_file))
+        R.enforce(out.rules, base_cfg, cfg)
+        R.same_conventions(cfg, base_cfg)
+        if cfg.run_source == "command" and not _command_allowed(cfg, options.allow_command, out):
             return _finish(out, None)
-        drop_failures = None
-        if base_cfg is not None:
-            base_out = _evaluate_base(tree, config_rel, base_cfg, rules, out)
-            if base_out is not None:
-                _enter(out, "compare")
-                out.comparison = compare.compare(base_out, out, rules, rev, tree.sha)
-                drop_failures = compare.max_drop_failures(rules, out.comparison)
-                if out.comparison.gold_changed and out.comparison.system_changed:
-                    problems.add(
-                        P.CONSISTENCY,
-                        "this PR changes the gold labels and the corpus/run together; review the "
-                        "expected answers separately from the system change (see the attribution)",
-                        file=out.gold.file, severity=P.WARNING,
-                    )
-                if out.comparison.unjudged_new_docs:
-                    n = sum(len(e["doc_ids"]) for e in out.comparison.unjudged_new_docs)
-                    problems.add(
-                        P.CONSISTENCY,
-                        f"{n} new corpus documents enter the top-{cfg.k} without a gold judgement "
-                        f"({len(out.comparison.unjudged_new_docs)} questions); the labels are going "
-                        "stale — judge them (a Judged@k threshold can enforce it)",
-                        file=out.gold.file, severity=P.WARNING,
-                    )
-        out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, drop_failures)
-        return _finish(out, out.thresholds)
+        return _compare_and_gate(root, cfg, base_cfg, tree, out)
     finally:
         tree.cleanup()
 
 
-def _load_base_config(tree, config_rel: str, out: Outcome) -> Config | None:
-    from rag_corpus_check import git_source
+def _compare_and_gate(root: str, cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome) -> Outcome:
+    from rag_corpus_check import compare
 
-    try:
-        present = git_source.export(tree, config_rel, 1024 * 1024)
-    except InputError as exc:
-        out.base_notes.append(f"the base config cannot be read ({exc.message}); the head rules apply")
-        return None
-    if not present:
-        out.base_config_missing = True
-        out.base_notes.append(
-            f"`{config_rel}` does not exist at the base commit (first introduction): "
-            "the head's thresholds and conventions apply, and there is nothing to compare"
-        )
-        return None
-    base_problems = P.Problems()
-    base_cfg, _ = load_config(tree.root, os.path.join(tree.root, config_rel), base_problems)
+    problems = out.problems
+    if not _evaluate_tree(root, cfg, out):
+        return _finish(out, None)
+    drop_failures = None
+    base_out = _evaluate_base(tree, base_cfg, out)
+    if base_out is not None:
+        _enter(out, "compare")
+        out.comparison = compare.compare(base_out, out, out.rules, out.base_rev, tree.sha)
+        drop_failures = compare.max_drop_failures(cfg.thresholds, out.comparison)
+        if out.comparison.gold_changed and out.comparison.system_changed:
+            problems.add(
+                P.CONSISTENCY,
+                "this PR changes the gold labels and the corpus/run together; review the "
+                "expected answers separately from the system change (see the attribution)",
+                file=out.gold.file, severity=P.WARNING,
+            )
+        if out.comparison.unjudged_new_docs:
+            n = sum(len(e["doc_ids"]) for e in out.comparison.unjudged_new_docs)
+            problems.add(
+                P.CONSISTENCY,
+                f"{n} new corpus documents enter the top-{cfg.k} without a gold judgement "
+                f"({len(out.comparison.unjudged_new_docs)} questions); the labels are going "
+                "stale — judge them (a Judged@k threshold can enforce it)",
+                file=out.gold.file, severity=P.WARNING,
+            )
+    out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, drop_failures)
+    return _finish(out, out.thresholds)
+
+
+def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: InputError) -> Outcome:
+    """The base (or its config) cannot be had: an input error, unless the
+    caller opted out (--no-require-base), when the head's own rules apply
+    and a warning says so."""
+    if options.require_base:
+        out.problems.add(exc.kind, exc.message + "; to run on the head's own rules instead, pass "
+                         "--no-require-base (action input `require-base: 'false'`)", file=exc.file)
+        return _finish(out, None)
+    out.problems.add(exc.kind, exc.message + " — the head's own rules apply (rules-source "
+                     "head-no-base), and nothing was compared", file=exc.file, severity=P.WARNING)
+    out.rules = R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)")
+    return _gate(root, cfg, out, options)
+
+
+def _configured(root: str, config_path: str) -> str:
+    """The config path as the caller gave it, relative to the root, with no
+    symlink resolved: where the base's config is looked up."""
+    rel = os.path.relpath(os.path.abspath(config_path), os.path.abspath(root))
+    return rel.replace(os.sep, "/")
+
+
+def _load_base_config(tree: BaseTree, configured: str) -> tuple[Config | None, str | None]:
+    """The base's config at the configured path (a symlink resolved in the
+    base tree) and the file it resolved to; (None, None) when there is none.
+    :class:`InputError` when it exists but cannot be read or is invalid."""
+    resolved = tree.export(configured, CONFIG_MAX_BYTES)
+    if resolved is None:
+        return None, None
+    problems = P.Problems()
+    base_dir = os.path.join(tree.root, *os.path.dirname(resolved).split("/"))
+    base_cfg, _ = load_config(tree.root, os.path.join(tree.root, configured), problems, base_dir=base_dir)
     if base_cfg is None:
-        out.base_notes.append(
-            f"the base config is invalid ({base_problems.error_count()} problems); the head rules apply"
+        first = problems.items[0] if problems.items else None
+        why = f" (first: {first.location()}: {first.message})" if first else ""
+        raise InputError(
+            "base", f"the base config cannot be used: `{configured}` at the base commit has "
+            f"{problems.error_count()} problems{why}", file=configured,
         )
-    return base_cfg
+    return base_cfg, resolved
 
 
-def _evaluate_base(tree, config_rel: str, base_cfg: Config, rules, out: Outcome) -> Outcome | None:
-    from rag_corpus_check import compare, git_source
-
+def _evaluate_base(tree: BaseTree, base_cfg: Config, out: Outcome) -> Outcome | None:
     if base_cfg.run_source == "command":
         out.base_notes.append(
             "the base uses a retriever command; comparing against it is not supported (it would "
             "need the base tree checked out), so only the head was measured"
         )
         return None
-    cfg_dir = os.path.dirname(config_rel)
     try:
         for rel in (base_cfg.corpus, base_cfg.gold, base_cfg.run):
             if rel is None:
                 continue
-            path = os.path.normpath(os.path.join(cfg_dir, rel))
-            if not git_source.export(tree, path, base_cfg.limits.max_file_bytes):
+            path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
+            if tree.export(path, base_cfg.limits.max_file_bytes) is None:
                 out.base_notes.append(f"`{path}` does not exist at the base commit; nothing to compare")
                 return None
     except InputError as exc:
         out.base_notes.append(f"the base inputs cannot be read: {exc.message}")
         return None
-    compare.apply_rules(base_cfg, rules)
     base_out = Outcome(INVALID, 2, P.Problems(), config=base_cfg, keep_docs=True)
     if not _evaluate_tree(tree.root, base_cfg, base_out):
         out.base_notes.append(
@@ -479,54 +503,6 @@ def _evaluate_base(tree, config_rel: str, base_cfg: Config, rules, out: Outcome)
     return base_out
 
 
-# ---------------------------------------------------------------- context
-
-
-def git_head(root: str) -> str | None:
-    """The commit of the checked tree, or None outside git. Runs
-    ``git rev-parse`` with no pager, no hooks involved, and a short timeout."""
-    from rag_corpus_check.git_source import run_git
-
-    try:
-        res = run_git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}", timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = res.stdout.decode("ascii", "replace").strip()
-    return sha if res.returncode == 0 and _is_sha(sha) else None
-
-
-def _is_sha(s) -> bool:
-    return isinstance(s, str) and len(s) in (40, 64) and all(c in "0123456789abcdef" for c in s)
-
-
-def github_context(root: str, env=os.environ) -> Context:
-    ctx = Context(commit=git_head(root))
-    if env.get("GITHUB_ACTIONS") != "true":
-        return ctx
-    ctx.event_name = env.get("GITHUB_EVENT_NAME")
-    sha = env.get("GITHUB_SHA", "")
-    ctx.github_sha = sha if _is_sha(sha) else None
-    server = env.get("GITHUB_SERVER_URL", "https://github.com")
-    repo = env.get("GITHUB_REPOSITORY", "")
-    if server.startswith("https://") and repo.count("/") == 1 and all(
-        c.isalnum() or c in "-_./" for c in repo
-    ):
-        ctx.server_url, ctx.repository = server.rstrip("/"), repo
-        run_id = env.get("GITHUB_RUN_ID", "")
-        if run_id.isdigit():
-            ctx.run_url = f"{ctx.server_url}/{repo}/actions/runs/{run_id}"
-    path = env.get("GITHUB_EVENT_PATH")
-    if path and ctx.event_name in ("pull_request", "pull_request_target"):
-        try:
-            with open(path, "rb") as f:
-                event = json.loads(f.read(16 * 1024 * 1024))
-            head = ((event.get("pull_request") or {}).get("head") or {}).get("sha")
-            ctx.event_head_sha = head if _is_sha(head) else None
-        except (OSError, ValueError, AttributeError):
-            pass
-    return ctx
-
-
 def environment() -> dict:
     return {"tool_version": __version__, "python": platform.python_version()}
 
@@ -535,6 +511,11 @@ def environment() -> dict:
 
 BM25_FILE = "(built-in BM25)"
 COMMAND_FILE = "(retriever command output)"
+
+
+def _budget_message(exc: Budget, cfg: Config) -> str:
+    return (f"{exc.message}; raise `limits.{exc.limit}` in {cfg.path_display} if this input is "
+            "meant (with --base, in a PR that sets a new `rule_change_reason`)")
 
 
 def _questions(gold: Gold, problems: P.Problems) -> list[tuple[str, str]] | None:
@@ -565,22 +546,26 @@ def _retrieve(cfg: Config, root: str, corpus_real: str, out: Outcome, index, pro
         run = Run(file=BM25_FILE, format="bm25")
         progress = current_progress()
         for i, (qid, text) in enumerate(questions, 1):
-            run.queries[qid] = RunQuery(qid, None, index.search(text, p.depth))
+            try:
+                run.queries[qid] = RunQuery(qid, None, index.search(text, p.depth))
+            except Budget as exc:
+                q = out.gold.queries[qid]
+                problems.add(P.LIMIT, _budget_message(exc, cfg), file=out.gold.file, line=q.line, id=qid)
+                return None
             progress.tick("retrieving with BM25", i, len(questions), unit="questions")
         return run
     out.retriever = {"type": "command", "command": list(cfg.command), "timeout": cfg.command_timeout}
-    res = run_command(
-        cfg.command, corpus_path=corpus_real, questions=questions, cwd=cfg.base_dir,
-        timeout=cfg.command_timeout, depth=cfg.bm25.depth, k=cfg.k,
-    )
-    out.command = res
-    if not res.ok:
-        problems.add(
-            P.RETRIEVER, res.message + " — see its output in the summary", file=cfg.path_display,
+    with tempfile.TemporaryDirectory(prefix="rag-corpus-check-retriever-") as workdir:
+        res = run_command(
+            cfg.command, corpus_path=corpus_real, questions=questions, cwd=cfg.base_dir,
+            timeout=cfg.command_timeout, depth=cfg.bm25.depth, k=cfg.k, workdir=workdir,
         )
-        return None
-    try:
-        return read_run(res.output_path, COMMAND_FILE, "jsonl", cfg.limits, problems)
-    except InputError as exc:
-        problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
-        return None
+        out.command = res
+        if not res.ok:
+            problems.add(P.RETRIEVER, res.message + " — see its output in the summary", file=cfg.path_display)
+            return None
+        try:
+            return read_run(res.output_path, COMMAND_FILE, "jsonl", cfg.limits, problems)
+        except InputError as exc:
+            problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+            return None

@@ -24,6 +24,7 @@ PATH = "path"  # file access rules (outside the repository, symlink, not a file)
 LIMIT = "limit"  # a size or count cap was exceeded
 RETRIEVER = "retriever"  # the configured retriever command failed
 BASE = "base"  # the base revision given with --base cannot be read
+GIT = "git"  # the checkout itself cannot be read by git
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ be cross-checked.
   out: a constant factor that changes no ranking. ``tf`` is the
   term's count in the document, ``dl`` the document's token count, ``avgdl``
   the mean over indexed documents, ``N`` the number of indexed documents. A
-  query term that occurs twice counts twice (as in Lucene's BooleanQuery).
+  query term that occurs twice counts twice (as in Lucene's BooleanQuery):
+  its weight is multiplied by its count, so a question's cost is one pass over
+  each distinct term's postings, however often the term is repeated.
 * Ranking: score descending, ties by document id ascending (code-point
   order); documents with score 0 are not returned; at most ``depth`` ids.
 * Only documents whose ``status`` is in ``statuses`` (default: active) are
@@ -18,10 +20,18 @@ be cross-checked.
 
 Memory: the index keeps, per term, the ids and precomputed weights of the
 documents that contain it; no document text is kept.
+
+Bounds (:class:`Budget`, from ``limits:``): the index holds at most
+``max_vocabulary`` distinct terms and ``max_index_postings`` (term, document)
+pairs; a question has at most ``max_query_tokens`` tokens; all questions
+together visit at most ``max_retrieval_work`` postings. Each ends the check
+with a ``limit`` problem naming the limit, instead of hours of CPU or an
+out-of-memory kill on a crafted input (README, "Limits").
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import unicodedata
@@ -51,6 +61,11 @@ STOPWORDS = {
 }
 
 
+def _times(weights, n: int):
+    """A query term's weights, counted ``n`` times."""
+    return weights if n == 1 else [w * n for w in weights]
+
+
 def tokenize(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """NFKC + casefold, then ``\\w+`` runs, minus stop words."""
     norm = unicodedata.normalize("NFKC", text).casefold()
@@ -72,12 +87,34 @@ class BM25Params:
         return STOPWORDS[self.stopwords] if self.stopwords else frozenset()
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The work and memory the index may take (``limits:`` of the config)."""
+
+    max_vocabulary: int = 5_000_000
+    max_index_postings: int = 100_000_000
+    max_query_tokens: int = 1024
+    max_retrieval_work: int = 2_000_000_000
+
+
+class Budget(Exception):
+    """A bound of :class:`Bounds` was reached; ``limit`` names it."""
+
+    def __init__(self, limit: str, message: str):
+        super().__init__(message)
+        self.limit = limit
+        self.message = message
+
+
 @dataclass
 class BM25Index:
     """Built incrementally with :meth:`add` (documents streamed from the
     corpus), then frozen with :meth:`finish` before :meth:`search`."""
 
     params: BM25Params = field(default_factory=BM25Params)
+    bounds: Bounds = field(default_factory=Bounds)
+    postings: int = 0  # (term, document) pairs indexed
+    work: int = 0  # postings visited by the searches so far
     _doc_ids: list[str] = field(default_factory=list)
     _doc_len: list[int] = field(default_factory=list)
     _tf: dict[str, tuple[array, array]] = field(default_factory=dict)  # term -> (docs, tfs)
@@ -89,13 +126,25 @@ class BM25Index:
         self._doc_ids.append(doc_id)
         self._doc_len.append(len(tokens))
         tf_map = self._tf
-        for term, tf in Counter(tokens).items():
+        counts = Counter(tokens)
+        self.postings += len(counts)
+        for term, tf in counts.items():
             entry = tf_map.get(term)
             if entry is None:
                 tf_map[term] = (array("l", (idx,)), array("l", (tf,)))
             else:
                 entry[0].append(idx)
                 entry[1].append(tf)
+        self._check_size()
+
+    def _check_size(self) -> None:
+        b = self.bounds
+        if len(self._tf) > b.max_vocabulary:
+            raise Budget("max_vocabulary", f"the BM25 index would hold more than {b.max_vocabulary} "
+                         "distinct terms (limits.max_vocabulary)")
+        if self.postings > b.max_index_postings:
+            raise Budget("max_index_postings", f"the BM25 index would hold more than "
+                         f"{b.max_index_postings} (term, document) pairs (limits.max_index_postings)")
 
     @property
     def size(self) -> int:
@@ -119,26 +168,37 @@ class BM25Index:
 
     def score(self, query: str) -> dict[int, float]:
         assert self._postings is not None, "finish() the index first"
-        entries = [self._postings[t] for t in tokenize(query, self.params.stopword_set()) if t in self._postings]
+        tokens = tokenize(query, self.params.stopword_set())
+        b = self.bounds
+        if len(tokens) > b.max_query_tokens:
+            raise Budget("max_query_tokens", f"the question has {len(tokens)} tokens, more than "
+                         f"{b.max_query_tokens} (limits.max_query_tokens)")
+        postings = self._postings
+        entries = [(postings[t], n) for t, n in Counter(tokens).items() if t in postings]
         if not entries:
             return {}
+        self.work += sum(len(docs) for (docs, _), _ in entries)
+        if self.work > b.max_retrieval_work:
+            raise Budget("max_retrieval_work", f"the questions so far would make BM25 visit more "
+                         f"than {b.max_retrieval_work} postings (limits.max_retrieval_work)")
         # Start from the longest posting list, copied in C; add the others in
         # Python. Addition order differs per document only in the last bits.
-        entries.sort(key=lambda e: len(e[0]), reverse=True)
-        docs, weights = entries[0]
-        scores = dict(zip(docs, weights, strict=True))
+        entries.sort(key=lambda e: len(e[0][0]), reverse=True)
+        (docs, weights), n = entries[0]
+        scores = dict(zip(docs, _times(weights, n), strict=True))
         get = scores.get
-        for docs, weights in entries[1:]:
-            for d, w in zip(docs, weights, strict=True):
+        for (docs, weights), n in entries[1:]:
+            for d, w in zip(docs, _times(weights, n), strict=True):
                 scores[d] = get(d, 0.0) + w
         return scores
 
     def _top(self, scores: dict[int, float], depth: int) -> list[tuple[float, str]]:
         """(score, id) of the best ``depth`` documents: score descending, ties
-        by id ascending. Only the documents at or above the depth-th score are
+        by id ascending. The depth-th score is selected (a heap of ``depth``,
+        not a sort of every candidate); only the documents at or above it are
         sorted with their ids."""
         if len(scores) > depth:
-            cut = sorted(scores.values(), reverse=True)[depth - 1]
+            cut = heapq.nlargest(depth, scores.values())[-1]
             items = [(d, s) for d, s in scores.items() if s >= cut]
         else:
             items = list(scores.items())

@@ -10,18 +10,34 @@ command prefixes ``::`` and ``##[``, and excessive length.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Collection, Iterable
+from itertools import filterfalse
 
 MAX_ID_CHARS = 80
+
+# Characters that render as nothing (or as a blank) but are not format
+# characters (Cf, escaped anyway): fillers, blank patterns, joiners, variation
+# selectors. An id made of them, or holding one, looks like another id.
+_INVISIBLE = frozenset(
+    [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0, 0x1D159]
+    + list(range(0x180B, 0x1810)) + list(range(0xFE00, 0xFE10)) + list(range(0xE0100, 0xE01F0))
+)
+
+
+def _shown_escaped(code: int) -> bool:
+    cat = unicodedata.category(chr(code))
+    # Line/paragraph separators, format characters (bidi overrides, zero-width),
+    # surrogates, unassigned code points, spaces other than U+0020 and the
+    # invisible characters above are shown as escapes.
+    return cat in ("Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn") or (cat == "Zs" and code != 0x20) or (
+        code in _INVISIBLE)
 
 
 def _escape_char(ch: str) -> str:
     code = ord(ch)
     if code < 0x20 or code == 0x7F:
         return f"\\x{code:02x}"
-    cat = unicodedata.category(ch)
-    # Line/paragraph separators, format characters (bidi overrides, zero-width),
-    # surrogates and unassigned code points are shown as escapes.
-    if cat in ("Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn") or code in (0x85,):
+    if code == 0x85 or _shown_escaped(code):
         return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return ch
 
@@ -53,3 +69,45 @@ def safe_text(value: object, limit: int = 300) -> str:
 def safe_id(value: object) -> str:
     """A document or question id as it may appear in any output."""
     return safe_text(value, MAX_ID_CHARS)
+
+
+# ---------------------------------------------------------------- ids that look like other ids
+
+# Letters of other scripts drawn like Latin ones (the common part of
+# Unicode's confusables for Cyrillic and Greek); NFKC already folds
+# full-width and compatibility forms.
+_LOOKALIKE = str.maketrans(
+    "аАВсСеЕһНіІјЈКӏМоОрРԛԚѕЅТуУҮхХԁԝԜ"
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοονρικυϲɑɡı",
+    "aABcCeEhHiIjJKlMoOpPqQsSTyYYxXdwW"
+    "ABEZHIKMNOPTYXoovpikucagi",
+)
+
+
+def skeleton(text: str) -> str:
+    """How ``text`` looks: NFKC, invisible characters dropped, look-alike
+    letters of other scripts as the Latin letter they resemble."""
+    norm = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in norm if not _shown_escaped(ord(ch))).translate(_LOOKALIKE)
+
+
+def escaped(text: str, limit: int = MAX_ID_CHARS) -> str:
+    """Every non-ASCII character as an escape: two ids that look alike are
+    told apart."""
+    return safe_text(text.encode("ascii", "backslashreplace").decode("ascii"), limit)
+
+
+def odd_ids(ids: Iterable[str], known: Collection[str]) -> list[tuple[str, str]]:
+    """(id, why) for each id of ``ids`` that holds an invisible character or
+    looks like another id (of ``known``, or of ``ids``). ASCII ids are passed
+    over in C: they can be neither."""
+    found = []
+    first: dict[str, str] = {}  # skeleton -> the first id with it
+    for ident in filterfalse(str.isascii, ids):
+        if any(_shown_escaped(ord(ch)) for ch in ident):
+            found.append((ident, f"holds invisible or blank characters (`{escaped(ident)}`)"))
+        look = skeleton(ident)
+        other = look if look != ident and look in known else first.setdefault(look, ident)
+        if other != ident:
+            found.append((ident, f"looks like `{escaped(other)}` (`{escaped(ident)}`)"))
+    return found

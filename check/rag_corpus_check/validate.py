@@ -9,7 +9,7 @@ from operator import attrgetter
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
 from rag_corpus_check.inputs import Corpus, Gold, Run
-from rag_corpus_check.text import safe_text
+from rag_corpus_check.text import odd_ids, safe_text
 
 
 def corpus_snapshot(cfg: Config, corpus: Corpus, problems: P.Problems) -> str | None:
@@ -83,6 +83,21 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
     if facts.unknown or not _snapshots_ok(map(_SNAPSHOT, run.queries.values()), label, fp):
         _ranking_problems(corpus, run, problems, label, facts.unknown)
     _question_problems(cfg, gold, run, problems)
+    _odd_id_problems(corpus, gold, run, problems)
+
+
+def _odd_id_problems(corpus: Corpus, gold: Gold, run: Run, problems: P.Problems) -> None:
+    """Warnings for ids that hold invisible characters or look like another id
+    (a label on the look-alike counts for nothing, and nobody sees why)."""
+    hint = "; ids that look alike are easily mixed up in labels and reviews — rename it"
+    for doc_id, why, line in corpus.odd_ids():
+        problems.add(P.CONSISTENCY, f"document id {why}{hint}", file=corpus.file, line=line, id=doc_id,
+                     severity=P.WARNING)
+    questions = gold.queries.keys() | run.queries.keys()
+    for qid, why in odd_ids(sorted(questions), questions):
+        where = gold if qid in gold.queries else run
+        problems.add(P.CONSISTENCY, f"question id {why}{hint}", file=where.file,
+                     line=where.queries[qid].line, id=qid, severity=P.WARNING)
 
 
 _RELEVANT = attrgetter("relevant")

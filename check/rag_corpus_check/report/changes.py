@@ -44,7 +44,7 @@ def add_sections(s: Summary, out: Outcome) -> None:
             )
         if rules.changes:
             s.para("Rule changes: " + "; ".join(cell(c, 200) for c in rules.changes))
-        s.para(f"Rules enforced: {rules.source}.")
+        s.para(f"Rules enforced: `{rules.source}`.")
     if cmp_ is None:
         return
     s.table(
@@ -124,6 +124,8 @@ def comparison_json(out: Outcome) -> dict | None:
             "gold_changed": cmp_.gold_changed, "system_changed": cmp_.system_changed,
             "unjudged_new_docs": cmp_.unjudged_new_docs, "paired_questions": cmp_.paired,
             "significance": "two-sided paired randomization (sign-flip) test over questions, "
-                            "10,000 permutations, seed 20261130; fewer than 10 paired questions: no conclusion",
+                            "10,000 permutations (fewer past 2,000 paired questions, at least 1,000: "
+                            "see each delta's `permutations`), seed 20261130; fewer than 10 paired "
+                            "questions: no conclusion",
         })
     return data

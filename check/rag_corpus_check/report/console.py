@@ -9,6 +9,7 @@ from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PARTIAL, PASS, Outco
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.retrieval import run_source_line
+from rag_corpus_check.report.rules import rules_line
 from rag_corpus_check.text import safe_text
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
@@ -20,6 +21,9 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
     commit = out.context.commit or out.context.github_sha
     lines.append(f"rag-corpus-check: {WORD[out.verdict]}" + (" [advisory]" if out.advisory and out.verdict == FAIL else ""))
     lines.append(f"  commit: {commit or 'unknown (not a git checkout)'}")
+    rules = rules_line(out, safe_text)
+    if rules:
+        lines.append("  " + rules)
     cfg, ev = out.config, out.evaluation
     source = run_source_line(out, esc=safe_text, code=str)
     if source:

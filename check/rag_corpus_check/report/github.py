@@ -32,6 +32,15 @@ def command(name: str, message: str, **props: object) -> str:
     return f"::{name}{' ' + prop if prop else ''}::{escape_data(safe_text(message, 3000))}"
 
 
+def repository_path(out: Outcome, file: str | None) -> str | None:
+    """A problem's file as GitHub matches annotations to the diff: relative
+    to the repository's top (the checked root may be a subdirectory, the
+    action's `working-directory`), with forward slashes."""
+    if not file or file.startswith("(") or os.path.isabs(file):
+        return file  # "(built-in BM25)" and the like name no file of the tree
+    return out.context.annotation_prefix + file.replace(os.sep, "/")
+
+
 def annotations(out: Outcome) -> list[str]:
     lines = []
     for severity in ("error", "warning"):
@@ -39,7 +48,8 @@ def annotations(out: Outcome) -> list[str]:
         total = out.problems.error_count() if severity == "error" else out.problems.warning_count()
         for p in probs[:MAX_PER_TYPE]:
             msg = (f"[{p.id}] " if p.id else "") + p.message
-            lines.append(command(severity, msg, file=p.file, line=p.line, title=f"rag-corpus-check: {p.kind}"))
+            lines.append(command(severity, msg, file=repository_path(out, p.file), line=p.line,
+                                 title=f"rag-corpus-check: {p.kind}"))
         if total > MAX_PER_TYPE:
             lines.append(
                 command("notice", f"{total - MAX_PER_TYPE} more {severity}s are listed in the job summary and the results file")
@@ -53,7 +63,7 @@ def _fmt(v) -> str:
 
 # The step outputs, in the order they are written; action.yml declares each.
 OUTPUT_NAMES = (
-    "passed", "verdict", "exit-code", "results-path", "summary-path",
+    "passed", "verdict", "exit-code", "rules-source", "results-path", "summary-path",
     "k", "precision", "recall", "ndcg", "judged",
 )
 
@@ -66,6 +76,7 @@ def outputs(out: Outcome, results_path: str, summary_path: str) -> dict[str, str
         "passed": "true" if out.passed else "false",
         "verdict": out.verdict,
         "exit-code": str(out.exit_code),
+        "rules-source": out.rules_source or "",
         "results-path": results_path,
         "summary-path": summary_path,
         "k": "" if k is None else str(k),
@@ -80,17 +91,19 @@ def write_outputs(path: str, values: dict[str, str]) -> None:
     """Append ``name<<DELIM`` blocks with a random delimiter, the form that
     cannot be broken by a value (values here are ours, paths included). The
     whole text goes out in one write, so a full disk cuts it short at worst
-    once, not between every pair of outputs."""
+    once, not between every pair of outputs. Lines end in ``\\n`` on every
+    OS: on Windows a text-mode write made ``true\\r`` of ``true``, and
+    ``passed == 'true'`` never matched."""
     blocks = []
     for name, value in values.items():
         delim = "ghadelim_" + secrets.token_hex(16)
         while delim in value:  # 128 random bits; never, but cheap to be sure
             delim = "ghadelim_" + secrets.token_hex(16)
-        blocks.append(f"{name}<<{delim}{os.linesep}{value}{os.linesep}{delim}{os.linesep}")
-    with open(path, "a", encoding="utf-8") as f:
+        blocks.append(f"{name}<<{delim}\n{value}\n{delim}\n")
+    with open(path, "a", encoding="utf-8", newline="") as f:
         f.write("".join(blocks))
 
 
 def append_step_summary(path: str, markdown: str) -> None:
-    with open(path, "a", encoding="utf-8") as f:
+    with open(path, "a", encoding="utf-8", newline="") as f:
         f.write(markdown)

@@ -13,6 +13,7 @@ from rag_corpus_check.text import safe_text
 
 MAX_SUMMARY_BYTES = 900 * 1024  # GitHub drops a step summary above 1 MiB entirely
 
+_BACKTICKS = re.compile(r"`+")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 
 
@@ -58,7 +59,11 @@ class Summary:
         return self
 
     def code(self, text: str) -> Summary:
-        fence = "````"
+        """A fenced block that ``text`` cannot close: the fence is one
+        backtick longer than the longest run of backticks in it (CommonMark
+        closes a fence only with a run at least as long as the opening one)."""
+        longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+        fence = "`" * max(3, longest + 1)
         self.parts.append(f"{fence}\n{text}\n{fence}")
         return self
 
@@ -82,7 +87,7 @@ class Summary:
                 kept.append(part)
                 used += size
                 continue
-            if not part.startswith(("<details>", "````")):
+            if not part.startswith(("<details>", "```")):
                 lines, room = [], budget - used - 2
                 for line in part.split("\n"):
                     room -= len(line.encode("utf-8")) + 1

@@ -20,6 +20,7 @@ def results_dict(out: Outcome) -> dict:
         "verdict": out.verdict,
         "exit_code": out.exit_code,
         "advisory": out.advisory,
+        "rules_source": out.rules_source,
         "shard": ({"index": out.config.shard[0], "count": out.config.shard[1]}
                   if out.config is not None and out.config.shard else None),
         "conventions": conventions_json(cfg) if cfg else None,

@@ -7,6 +7,7 @@ from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
+from rag_corpus_check.report.rules import rules_line
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {
@@ -41,6 +42,9 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
         lines.append(f"PR head {_commit_link(out, c.event_head_sha)}")
         if c.github_sha and checked and c.github_sha != checked:
             lines.append(f"event merge commit {_commit_link(out, c.github_sha)}")
+    rules = rules_line(out, cell, lambda t: f"`{t}`")
+    if rules:
+        lines.append(rules[0].upper() + rules[1:])
     if lines:
         s.para(" · ".join(lines))
     if c.github_sha and checked and c.github_sha != checked:

@@ -1,0 +1,29 @@
+"""One line saying which rules the gate enforced, for the first lines of the
+console and the summary (a reviewer or branch protection acts on it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rag_corpus_check import rules as R
+from rag_corpus_check.pipeline import Outcome
+
+
+def rules_line(out: Outcome, esc: Callable[..., str], code: Callable[[str], str] = str) -> str | None:
+    """``rules: <source> (why)``, and when the PR loosened them without a
+    reason, which changes fail the gate. ``esc`` renders untrusted text."""
+    rules = out.rules
+    if rules is None:
+        return None
+    base = f"`{out.base_sha[:12]}`" if out.base_sha else "the base commit"
+    why = {
+        R.BASE: f"the config at the base commit {base}",
+        R.FIRST_INTRODUCTION: "the config does not exist at the base commit: first introduction",
+        R.OVERRIDE: f"changed on purpose in this PR: “{esc(rules.override_reason or '', 200)}”",
+        R.NO_BASE: rules.why or "no base was compared",
+    }[rules.source]
+    line = f"rules: {code(rules.source)} ({why})"
+    if rules.violated:
+        line += (" — this PR loosens them without a new `rule_change_reason`, which fails the "
+                 "gate: " + "; ".join(esc(c, 200) for c in rules.loosened))
+    return line

@@ -1,0 +1,178 @@
+"""Which rules the gate enforces, and how a pull request changed them.
+
+The rules are everything in the config that decides a verdict: the thresholds,
+the conventions the numbers are computed under, how the ranking is produced
+(committed run, built-in BM25 and its parameters, or a command), the
+severities of the consistency checks, the input limits, and which file the
+configured config path resolves to. With a base revision they come from the
+base config. The head may tighten them (a raised threshold, a stricter
+severity, a lower limit); anything that loosens them fails the gate unless the
+same pull request sets a new ``rule_change_reason`` (head-override). A raised
+limit is not applied at all without one: the base's limit holds.
+
+``source`` is one of :data:`SOURCES`, an output of the check.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from rag_corpus_check.config import LIMIT_NAMES, Config, Threshold
+
+BASE = "base"
+FIRST_INTRODUCTION = "head-first-introduction"
+OVERRIDE = "head-override"
+NO_BASE = "head-no-base"
+SOURCES = (BASE, FIRST_INTRODUCTION, OVERRIDE, NO_BASE)
+
+CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade")
+VALIDATION = ("inactive_labels", "missing_queries", "extra_queries")
+
+
+@dataclass
+class Rules:
+    source: str  # one of SOURCES
+    changes: list[str] = field(default_factory=list)  # every rule change, loosening or not
+    loosened: list[str] = field(default_factory=list)  # changes that need a rule_change_reason
+    override_reason: str | None = None
+    why: str | None = None  # for head-no-base: why no base rules apply
+
+    @property
+    def violated(self) -> bool:
+        return bool(self.loosened) and self.override_reason is None
+
+
+def head_rules(source: str, why: str | None = None) -> Rules:
+    """The head config's own rules (no base config to take them from)."""
+    return Rules(source, why=why)
+
+
+def ranking(cfg: Config, root: str) -> dict:
+    """How the ranking is produced, as comparable values."""
+    if cfg.run is not None:
+        run = os.path.relpath(os.path.normpath(os.path.join(cfg.base_dir, cfg.run)), root)
+        return {"source": "committed run", "run": run.replace(os.sep, "/")}
+    if cfg.retriever == "command":
+        return {"source": "retriever command", "command": list(cfg.command or []),
+                "timeout": cfg.command_timeout, "depth": cfg.bm25.depth}
+    p = cfg.bm25
+    return {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
+            "statuses": list(p.statuses), "stopwords": p.stopwords}
+
+
+def _show(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def _describe(r: dict) -> str:
+    return f"committed run `{r['run']}`" if "run" in r else r["source"]
+
+
+def _ranking_changes(base: dict, head: dict) -> list[str]:
+    what = "how the ranking is produced changed"
+    if base["source"] != head["source"] or base.get("run") != head.get("run"):
+        return [f"{what}: {_describe(base)} → {_describe(head)}"]
+    return [f"{what}: `retriever.{k}` {_show(base[k])} → {_show(head[k])}"
+            for k in base if base[k] != head[k]]
+
+
+def _threshold_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
+    bth = {str(t.measure): t for t in base.thresholds}
+    hth = {str(t.measure): t for t in head.thresholds}
+    for name, bt in bth.items():
+        ht = hth.get(name)
+        if ht is None:
+            _loose(f"threshold `{name}` removed (was ≥ {bt.min:g})", changes, loosened)
+            continue
+        if ht.min < bt.min:
+            _loose(f"threshold `{name}` lowered: {bt.min:g} → {ht.min:g}", changes, loosened)
+        elif ht.min > bt.min:
+            changes.append(f"threshold `{name}` raised: {bt.min:g} → {ht.min:g}")
+        if bt.max_drop is not None and (ht.max_drop is None or ht.max_drop > bt.max_drop):
+            new = "none" if ht.max_drop is None else f"{ht.max_drop:g}"
+            _loose(f"`max_drop` of `{name}` loosened: {bt.max_drop:g} → {new}", changes, loosened)
+        elif ht.max_drop is not None and (bt.max_drop is None or ht.max_drop < bt.max_drop):
+            changes.append(f"`max_drop` of `{name}` tightened: {_show(bt.max_drop)} → {ht.max_drop:g}")
+    changes += [f"threshold `{name}` added (≥ {ht.min:g})" for name, ht in hth.items() if name not in bth]
+
+
+def _loose(message: str, changes: list[str], loosened: list[str]) -> None:
+    changes.append(message)
+    loosened.append(message)
+
+
+def decide(base: Config, head: Config, root: str, base_root: str, resolved: tuple[str, str]) -> Rules:
+    """The rules, with a base config. ``resolved``: (configured path, what
+    it resolves to) at the head, and what it resolves to at the base."""
+    changes: list[str] = []
+    loosened: list[str] = []
+    configured, head_file, base_file = resolved[0], resolved[1], resolved[2]
+    if head_file != base_file:
+        _loose(f"the config `{configured}` now resolves to `{head_file}` (at the base: `{base_file}`)",
+               changes, loosened)
+    for name in CONVENTIONS:
+        b, h = getattr(base, name), getattr(head, name)
+        if b != h:  # numbers under other conventions are not comparable
+            _loose(f"convention `{name}` changed: {b} → {h}", changes, loosened)
+    for message in _ranking_changes(ranking(base, base_root), ranking(head, root)):
+        _loose(message, changes, loosened)
+    _threshold_changes(base, head, changes, loosened)
+    for name in VALIDATION:
+        b, h = getattr(base, name), getattr(head, name)
+        if b == "error" and h == "warning":
+            _loose(f"`validation.{name}` error → warning", changes, loosened)
+        elif b != h:
+            changes.append(f"`validation.{name}` {b} → {h}")
+    for name in LIMIT_NAMES:
+        b, h = base.limit(name), head.limit(name)
+        if h > b:
+            changes.append(f"`limits.{name}` raised: {b} → {h} (not applied without a new "
+                           "`rule_change_reason`: the base's limit holds)")
+        elif h < b:
+            changes.append(f"`limits.{name}` lowered: {b} → {h}")
+    reason = head.rule_change_reason
+    if reason and reason != base.rule_change_reason:
+        return Rules(OVERRIDE, changes, loosened, reason)
+    return Rules(BASE, changes, loosened)
+
+
+def enforce(rules: Rules, base: Config, head: Config) -> None:
+    """Make ``head`` measure and gate under ``rules``: with the base's rules,
+    its conventions, thresholds (tightened by the head's), severities (the
+    stricter) and limits (the lower). Head rules leave ``head`` as it is."""
+    if rules.source != BASE:
+        return
+    for name in CONVENTIONS:
+        setattr(head, name, getattr(base, name))
+    head.thresholds = merge_thresholds(base.thresholds, head.thresholds)
+    for name in VALIDATION:
+        if "error" in (getattr(base, name), getattr(head, name)):
+            setattr(head, name, "error")
+    head.set_limits({n: min(base.limit(n), head.limit(n)) for n in LIMIT_NAMES})
+
+
+def same_conventions(source: Config, target: Config) -> None:
+    """Give ``target`` the conventions of ``source``: base and head are
+    measured alike, or their numbers could not be compared."""
+    for name in CONVENTIONS:
+        setattr(target, name, getattr(source, name))
+
+
+def merge_thresholds(base: list[Threshold], head: list[Threshold]) -> list[Threshold]:
+    """The base's thresholds, each tightened by the head's, plus the head's new ones."""
+    merged = {str(t.measure): t for t in base}
+    for ht in head:
+        bt = merged.get(str(ht.measure))
+        if bt is None:
+            merged[str(ht.measure)] = ht
+            continue
+        drops = [d for d in (bt.max_drop, ht.max_drop) if d is not None]
+        merged[str(ht.measure)] = Threshold(bt.measure, max(bt.min, ht.min), min(drops) if drops else None)
+    return list(merged.values())

@@ -1,0 +1,397 @@
+"""A pull request must not get around the gate (issue 13): each test plays an
+attack on a real throw-away git repository and shows that it fails closed.
+
+The CLI is called in-process (``main(argv)``); git is the real git.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from conftest import EXAMPLE
+from rag_corpus_check.cli import main
+from support.repos import commit, edit, git, init, plant_bare_repository, promisor_config
+
+CONFIG = ".rag-corpus-check.yml"
+
+
+@pytest.fixture
+def kb(tmp_path, monkeypatch):
+    """The bundled example as a repository of its own (cwd), nothing committed yet."""
+    repo = init(tmp_path / "kb", EXAMPLE)
+    monkeypatch.chdir(repo)
+    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
+        monkeypatch.delenv(var, raising=False)
+    return repo
+
+
+def check(tmp_path, capsys, *argv, config=CONFIG):
+    out = tmp_path / "out"
+    code = main(["--config", config, "--output", str(out / "r.json"),
+                 "--summary-file", str(out / "s.md"), *argv])
+    text = capsys.readouterr().out
+    results = json.loads((out / "r.json").read_text()) if (out / "r.json").exists() else None
+    summary = (out / "s.md").read_text() if (out / "s.md").exists() else ""
+    return code, text, results, summary
+
+
+def messages(results) -> str:
+    return "\n".join(p["message"] for p in results["problems"])
+
+
+# ---------------------------------------------------------------- 1. git reads no config from the tree
+
+
+@pytest.fixture
+def monorepo(tmp_path, monkeypatch):
+    """A repository with the knowledge base in `kb/` (cwd: kb/), as a monorepo
+    with `working-directory: kb` has it."""
+    repo = init(tmp_path / "mono")
+    shutil.copytree(EXAMPLE, repo / "kb")
+    monkeypatch.chdir(repo / "kb")
+    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
+        monkeypatch.delenv(var, raising=False)
+    return repo
+
+
+def test_a_planted_bare_repository_runs_nothing_without_base(monorepo, tmp_path, capsys):
+    """HEAD, config, objects/, refs/ added to kb/ make it a bare repository to
+    git's discovery; its promisor remote would run a command on the first
+    missing object — here the checked commit, which the CLI always reads."""
+    marker = tmp_path / "PWNED"
+    plant_bare_repository(monorepo / "kb", promisor_config(marker))
+    head = commit(monorepo, "a pull request that plants a repository in kb/")
+    code, text, results, _ = check(tmp_path, capsys)
+    assert not marker.exists(), "git ran a command from the pull request's files"
+    assert code == 0, text
+    assert results["provenance"]["commit"] == head  # the real checkout's commit
+
+
+def test_a_planted_bare_repository_runs_nothing_with_base(monorepo, tmp_path, capsys):
+    base = commit(monorepo, "base")
+    marker = tmp_path / "PWNED"
+    plant_bare_repository(monorepo / "kb", promisor_config(marker))
+    commit(monorepo, "plant")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert not marker.exists(), "git ran a command from the pull request's files"
+    assert code == 0, text
+    assert results["comparison"]["base_sha"] == base
+    assert results["rules_source"] == "base"
+
+
+def test_a_planted_repository_cannot_forge_the_checked_commit(monorepo, tmp_path, capsys):
+    """The planted repository's objects (here: a copy of a real one with
+    another history) would name a commit that was never checked out."""
+    real_head = commit(monorepo, "real")
+    forged = init(tmp_path / "forged")
+    (forged / "x").write_text("x")
+    fake = commit(forged, "forged history")
+    bare = monorepo / "kb"
+    plant_bare_repository(bare, "[core]\n\trepositoryformatversion = 0\n\tbare = true\n", head=fake)
+    shutil.copytree(forged / ".git" / "objects", bare / "objects", dirs_exist_ok=True)
+    head = commit(monorepo, "plant a forged repository")
+    assert head != real_head
+    code, text, results, summary = check(tmp_path, capsys)
+    assert results["provenance"]["commit"] == head != fake
+    assert fake not in summary
+
+
+def test_replace_refs_do_not_change_what_the_base_is(kb, tmp_path, capsys):
+    """`refs/replace/` swaps one object for another everywhere git looks;
+    the base is read as committed (GIT_NO_REPLACE_OBJECTS)."""
+    base = commit(kb, "base")
+    edit(kb / CONFIG, "  nDCG@5: 0.65", "  nDCG@5: 0.05")
+    lax = commit(kb, "lax thresholds")
+    git(kb, "replace", base, lax)  # whoever reads `base` now gets `lax`
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text  # the base's 0.65 holds against the head's 0.05
+    assert "threshold `nDCG@5` lowered: 0.65 → 0.05" in results["comparison"]["rules"]["loosened"]
+
+
+def test_an_unreadable_repository_fails_closed(kb, tmp_path, capsys):
+    """A `.git` that git cannot open is not "not a checkout": exit 2 with the reason."""
+    commit(kb, "x")
+    (kb / ".git" / "HEAD").write_text("garbage\n")
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 2, text
+    assert results["problems"][0]["kind"] == "git"
+    assert "git cannot read the repository" in messages(results)
+
+
+def test_base_outside_a_checkout_is_an_input_error(tmp_path, capsys, monkeypatch):
+    plain = tmp_path / "plain"
+    shutil.copytree(EXAMPLE, plain)
+    monkeypatch.chdir(plain)
+    code, text, results, _ = check(tmp_path, capsys, "--base", "main")
+    assert code == 2 and "no git checkout" in text
+
+
+# ---------------------------------------------------------------- 2. the base config at the configured path
+
+
+def test_a_config_swapped_for_a_symlink_keeps_the_base_rules(kb, tmp_path, capsys):
+    base = commit(kb, "base")
+    lax = (kb / CONFIG).read_text().replace("  nDCG@5: 0.65", "  nDCG@5: 0.05")
+    (kb / "lax.yml").write_text(lax)
+    (kb / CONFIG).unlink()
+    (kb / CONFIG).symlink_to("lax.yml")
+    commit(kb, "the config is now a symlink to a lax file")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text
+    assert results["rules_source"] == "base"
+    loosened = results["comparison"]["rules"]["loosened"]
+    assert "the config `.rag-corpus-check.yml` now resolves to `lax.yml` (at the base: `.rag-corpus-check.yml`)" in loosened
+    assert "threshold `nDCG@5` lowered: 0.65 → 0.05" in loosened
+
+
+def test_a_committed_config_symlink_is_read_in_the_base_tree(kb, tmp_path, capsys):
+    (kb / "conf").mkdir()
+    (kb / CONFIG).rename(kb / "conf" / "rag.yml")
+    edit(kb / "conf" / "rag.yml", "corpus: corpus.jsonl", "corpus: ../corpus.jsonl")
+    edit(kb / "conf" / "rag.yml", "gold: gold.yaml", "gold: ../gold.yaml")
+    (kb / CONFIG).symlink_to("conf/rag.yml")
+    base = commit(kb, "the config lives in conf/, linked from the root")
+    edit(kb / "conf" / "rag.yml", "  nDCG@5: 0.65", "  nDCG@5: 0.05")
+    commit(kb, "lower a threshold")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text
+    assert results["rules_source"] == "base"
+    assert results["comparison"]["rules"]["loosened"] == ["threshold `nDCG@5` lowered: 0.65 → 0.05"]
+
+
+def test_a_directory_symlink_in_the_base_path_is_followed(kb, tmp_path, capsys):
+    """`cfg/` is a symlink to `conf/` at the base: the base config at
+    `cfg/rag.yml` exists, it is no "first introduction"."""
+    (kb / "conf").mkdir()
+    (kb / CONFIG).rename(kb / "conf" / "rag.yml")
+    edit(kb / "conf" / "rag.yml", "corpus: corpus.jsonl", "corpus: ../corpus.jsonl")
+    edit(kb / "conf" / "rag.yml", "gold: gold.yaml", "gold: ../gold.yaml")
+    (kb / "cfg").symlink_to("conf")
+    base = commit(kb, "base")
+    edit(kb / "conf" / "rag.yml", "  nDCG@5: 0.65", "  nDCG@5: 0.05")
+    commit(kb, "lower")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base, config="cfg/rag.yml")
+    assert code == 1, text
+    assert results["rules_source"] == "base"
+
+
+def test_a_base_config_symlink_out_of_the_tree_is_an_input_error(kb, tmp_path, capsys):
+    good = (kb / CONFIG).read_text()
+    (kb / CONFIG).unlink()
+    (kb / CONFIG).symlink_to("/etc/passwd")
+    base = commit(kb, "base config points outside")
+    (kb / CONFIG).unlink()
+    (kb / CONFIG).write_text(good)
+    commit(kb, "fixed")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 2, text
+    assert "leads outside the repository" in messages(results)
+
+
+def test_a_symlink_loop_at_the_base_ends(kb, tmp_path, capsys):
+    good = (kb / CONFIG).read_text()
+    (kb / CONFIG).unlink()
+    (kb / CONFIG).symlink_to("a.yml")
+    (kb / "a.yml").symlink_to(CONFIG)
+    base = commit(kb, "a loop")
+    (kb / CONFIG).unlink()
+    (kb / CONFIG).write_text(good)
+    commit(kb, "fixed")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 2, text
+    assert "symlinks" in messages(results)
+
+
+def test_an_invalid_base_config_is_an_input_error(kb, tmp_path, capsys):
+    cfg = kb / CONFIG
+    good = cfg.read_text()
+    cfg.write_text(good.replace("k: 5", "k: 0"))
+    base = commit(kb, "broken config at base")
+    cfg.write_text(good.replace("  nDCG@5: 0.65", "  nDCG@5: 0.05"))
+    commit(kb, "fixed, and lax")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 2, text
+    assert results["rules_source"] is None
+    assert "the base config cannot be used" in messages(results)
+    assert "--no-require-base" in messages(results)
+
+
+def test_no_require_base_runs_on_head_rules_and_says_so(kb, tmp_path, capsys):
+    cfg = kb / CONFIG
+    good = cfg.read_text()
+    cfg.write_text(good.replace("k: 5", "k: 0"))
+    base = commit(kb, "broken config at base")
+    cfg.write_text(good)
+    commit(kb, "fixed")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base, "--no-require-base")
+    assert code == 0, text
+    assert results["rules_source"] == "head-no-base"
+    assert "rules: head-no-base" in text.splitlines()[2]
+    assert any(p["severity"] == "warning" and "head's own rules" in p["message"] for p in results["problems"])
+
+
+def test_a_base_revision_missing_from_the_clone(kb, tmp_path, capsys):
+    commit(kb, "only")
+    code, text, results, _ = check(tmp_path, capsys, "--base", "0" * 40)
+    assert code == 2 and "fetch-depth: 2" in messages(results)
+    code, text, results, _ = check(tmp_path, capsys, "--base", "0" * 40, "--no-require-base")
+    assert code == 0 and results["rules_source"] == "head-no-base"
+    assert "fetch-depth: 2" in messages(results)
+
+
+# ---------------------------------------------------------------- 3. how the ranking is produced is a rule
+
+
+def test_a_fabricated_run_over_an_emptied_corpus_fails(kb, tmp_path, capsys):
+    """The review's attack: every text replaced by lorem ipsum, and `run:`
+    pointing at a run made from the gold set (nDCG 1.0)."""
+    base = commit(kb, "base: built-in BM25")
+    rows = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
+    (kb / "corpus.jsonl").write_text("".join(
+        json.dumps({**r, "title": "lorem", "text": "lorem ipsum"}) + "\n" for r in rows))
+    import yaml
+
+    gold = yaml.safe_load((kb / "gold.yaml").read_text())
+    with open(kb / "fabricated.jsonl", "w") as f:
+        for q in gold["queries"]:
+            ranking = sorted(q["relevant"], key=lambda d: -q["relevant"][d])
+            f.write(json.dumps({"query_id": q["query_id"], "ranking": ranking}) + "\n")
+    with open(kb / CONFIG, "a") as f:
+        f.write("run: fabricated.jsonl\n")
+    commit(kb, "lorem ipsum and a fabricated run")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text
+    assert results["rules_source"] == "base"
+    loosened = results["comparison"]["rules"]["loosened"]
+    assert any("how the ranking is produced changed" in c and "committed run `fabricated.jsonl`" in c
+               for c in loosened), loosened
+    assert "FAILED" in text.splitlines()[0]
+
+
+@pytest.mark.parametrize("old, new, change", [
+    ("  type: bm25 ", "  k1: 3\n  type: bm25 ", "`retriever.k1` 1.2 → 3"),
+    ("  depth: 100 ", "  depth: 10 ", "`retriever.depth` 100 → 10"),
+    ("  statuses: [active] ", "  statuses: [active, stale] ", "`retriever.statuses` [active] → [active, stale]"),
+    ("  stopwords: english", "  stopwords: null", "`retriever.stopwords` english → null"),
+])
+def test_changed_retriever_parameters_are_a_rule_change(kb, tmp_path, capsys, old, new, change):
+    base = commit(kb, "base")
+    edit(kb / CONFIG, old, new)
+    commit(kb, "tune the retriever")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text
+    loosened = results["comparison"]["rules"]["loosened"]
+    assert any(change in c for c in loosened), loosened
+
+
+def test_a_ranking_change_with_a_reason_is_an_override(kb, tmp_path, capsys):
+    base = commit(kb, "base: built-in BM25")
+    with open(kb / CONFIG, "a") as f:
+        f.write("run: run.jsonl\nrule_change_reason: \"score the committed baseline run (TICKET-7)\"\n")
+    commit(kb, "switch to the committed run, on purpose")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    assert results["rules_source"] == "head-override"
+    assert "rules: head-override" in text.splitlines()[2]
+    assert "head-override" in summary.split("###", 1)[0]
+
+
+def test_raised_limits_do_not_apply_without_a_reason(kb, tmp_path, capsys):
+    cfg = kb / CONFIG
+    cfg.write_text(cfg.read_text() + "limits:\n  max_records: 30\n")
+    base = commit(kb, "base: at most 30 documents")
+    edit(cfg, "  max_records: 30\n", "  max_records: 5000000\n")
+    with open(kb / "corpus.jsonl", "a") as f:
+        f.write(json.dumps({"id": "extra-1", "text": "x"}) + "\n")
+    commit(kb, "one document more, and the limit raised")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 2, text  # the base's limit, not the head's
+    assert "more than 30 records" in messages(results)
+
+
+def test_loosened_validation_is_a_rule_change(kb, tmp_path, capsys):
+    cfg = kb / CONFIG
+    cfg.write_text(cfg.read_text() + "validation:\n  inactive_labels: error\n")
+    base = commit(kb, "base")
+    edit(cfg, "  inactive_labels: error\n", "  inactive_labels: warning\n")
+    commit(kb, "relax")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text
+    assert "`validation.inactive_labels` error → warning" in " ".join(results["comparison"]["rules"]["loosened"])
+
+
+# ---------------------------------------------------------------- 4. which rules applied is always an output
+
+
+def test_rules_source_without_base(kb, tmp_path, capsys):
+    commit(kb, "x")
+    code, text, results, summary = check(tmp_path, capsys)
+    assert results["rules_source"] == "head-no-base"
+    assert text.splitlines()[2] == "  rules: head-no-base (no base revision was compared)"
+    assert "head-no-base" in summary.split("###", 1)[0]
+
+
+def test_rules_source_first_introduction(kb, tmp_path, capsys):
+    (kb / CONFIG).rename(tmp_path / "cfg.yml")
+    base = commit(kb, "data only")
+    (tmp_path / "cfg.yml").rename(kb / CONFIG)
+    commit(kb, "add the check")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    assert code == 0, text
+    assert results["rules_source"] == "head-first-introduction"
+    assert "head-first-introduction" in summary.split("###", 1)[0]
+
+
+# ---------------------------------------------------------------- 9. small ones
+
+
+def test_step_outputs_end_lines_with_newline_on_every_os(tmp_path, monkeypatch):
+    """On Windows os.linesep is \\r\\n; the runner then read `true\\r`."""
+    from rag_corpus_check.report.github import write_outputs
+
+    monkeypatch.setattr(os, "linesep", "\r\n")
+    path = tmp_path / "out"
+    write_outputs(str(path), {"passed": "true"})
+    data = path.read_bytes()
+    assert b"\r" not in data and b"\ntrue\n" in data
+
+
+def test_annotations_name_files_from_the_repository_top(monorepo, tmp_path, capsys):
+    """working-directory: kb — GitHub matches annotations by the path from
+    the repository's top (kb/gold.yaml), not from the checked directory."""
+    edit(monorepo / "kb" / "gold.yaml", "      faq-004: 1\n", "      faq-004: 7\n")
+    commit(monorepo, "a grade off the scale")
+    code, text, results, _ = check(tmp_path, capsys, "--github")
+    assert code == 2
+    annotations = [line for line in text.splitlines() if line.startswith("::error ")]
+    assert annotations and all("file=kb/gold.yaml," in a for a in annotations), annotations
+    assert results["problems"][0]["file"] == "gold.yaml"  # messages keep the checked root's view
+
+
+# ---------------------------------------------------------------- 5. events: an allow-list
+
+
+@pytest.mark.parametrize("event", ["pull_request_target", "workflow_run", "issue_comment",
+                                   "pull_request_review_comment", "check_run", "check_suite",
+                                   "deployment_status", "release", "some_future_event"])
+def test_events_outside_the_allow_list_are_refused(kb, tmp_path, capsys, monkeypatch, event):
+    commit(kb, "x")
+    monkeypatch.setenv("GITHUB_EVENT_NAME", event)
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 2, text
+    assert f"refusing to run under `{event}`" in messages(results)
+    assert results["metrics"] == {}
+    code, text, results, _ = check(tmp_path, capsys, "--allow-untrusted-event")
+    assert code == 0, text
+    assert any(p["severity"] == "warning" and event in p["message"] for p in results["problems"])
+
+
+@pytest.mark.parametrize("event", ["pull_request", "push", "merge_group", "workflow_dispatch", "schedule"])
+def test_events_on_the_allow_list_run(kb, tmp_path, capsys, monkeypatch, event):
+    commit(kb, "x")
+    monkeypatch.setenv("GITHUB_EVENT_NAME", event)
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 0, text
