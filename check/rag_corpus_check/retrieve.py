@@ -91,10 +91,10 @@ class BM25Params:
 class Bounds:
     """The work and memory the index may take (``limits:`` of the config)."""
 
-    max_vocabulary: int = 5_000_000
+    max_vocabulary: int = 4_000_000
     max_index_postings: int = 100_000_000
     max_query_tokens: int = 1024
-    max_retrieval_work: int = 2_000_000_000
+    max_retrieval_work: int = 500_000_000
 
 
 class Budget(Exception):
