@@ -32,9 +32,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "check"))
 with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
     import yaml
 
-    from rag_corpus_check import inputs, safe_io
     from rag_corpus_check import problems as P
-    from rag_corpus_check.inputs import read_gold, read_run
+    from rag_corpus_check.inputs import corpus as exact_corpus
+    from rag_corpus_check.inputs import fast as fast_readers
+    from rag_corpus_check.inputs.gold import read_gold
+    from rag_corpus_check.inputs.run import read_run
     from rag_corpus_check.report.github import command
     from rag_corpus_check.report.markdown import Summary, cell
     from rag_corpus_check.safe_io import (
@@ -43,7 +45,9 @@ with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
         iter_jsonl,
         load_json_document,
         load_yaml,
+        yamltext,
     )
+    from rag_corpus_check.safe_io.scanner import Slow, jsonl_blocks, thaw
     from rag_corpus_check.text import safe_text
 
 LIMITS = Limits(max_line_bytes=1 << 16, max_records=10_000)
@@ -100,7 +104,7 @@ def target_jsonl(data: bytes) -> None:
 
 
 def target_yaml(data: bytes, loader) -> None:
-    safe_io._YAML_LOADER = loader
+    yamltext._YAML_LOADER = loader
     try:
         _plain(load_yaml(data, "f.yaml", LIMITS))
     except InputError as exc:
@@ -133,9 +137,8 @@ def target_fast_jsonl(data: bytes) -> None:
     """The fast block reader gives up, or yields what iter_jsonl yields."""
     path = _file("f.jsonl", data)
     try:
-        fast = [safe_io.thaw(v) for _, _, values in safe_io.jsonl_blocks(path, "f.jsonl", LIMITS)
-                for v in values]
-    except safe_io.Slow:
+        fast = [thaw(v) for _, _, values in jsonl_blocks(path, "f.jsonl", LIMITS) for v in values]
+    except Slow:
         return
     except InputError as exc:
         _clean(exc)
@@ -150,14 +153,14 @@ def target_fast_corpus(data: bytes) -> None:
     with no problem reported."""
     path = _file("c.jsonl", data)
     try:
-        fast = inputs._read_corpus_fast(path, "c.jsonl", LIMITS, None)
-    except safe_io.Slow:
+        fast = fast_readers.read_corpus(path, "c.jsonl", LIMITS, None)
+    except Slow:
         return
     except InputError as exc:
         _clean(exc)
         return
     problems = P.Problems()
-    exact = inputs._read_corpus_exact(path, "c.jsonl", LIMITS, problems, None, None)
+    exact = exact_corpus.read_corpus(path, "c.jsonl", LIMITS, problems, None, None)
     same = (fast.docs == exact.docs and fast.inactive == exact.inactive
             and fast.snapshots == exact.snapshots and fast.fingerprint == exact.fingerprint
             and all(fast.line(d) == exact.line(d) for d in exact.docs))
@@ -165,40 +168,25 @@ def target_fast_corpus(data: bytes) -> None:
         raise AssertionError("fast and exact corpus readers disagree")
 
 
-class _ExactOnly:
-    """A hasher whose first use makes a fast reader give up, so read_run and
-    read_gold take their exact path (which restarts the hasher)."""
-
-    def __init__(self) -> None:
-        self.armed = True
-
-    def update(self, data) -> None:
-        if self.armed:
-            raise safe_io.Slow
-
-    def reset(self) -> None:
-        self.armed = False
-
-
 def target_fast_run_gold(data: bytes) -> None:
     """The fast run and gold readers give up, or return what the exact ones
     do with no problem reported (the same bytes read as a run and as gold)."""
     path = _file("r.jsonl", data)
     for fast_reader, read, view in (
-        (inputs._read_run_fast, lambda h, p: read_run(path, "r.jsonl", "jsonl", LIMITS, p, hasher=h),
+        (fast_readers.read_run, lambda p: read_run(path, "r.jsonl", "jsonl", LIMITS, p),
          lambda r: {q: (x.line, x.ranking, x.snapshot) for q, x in r.queries.items()}),
-        (inputs._read_gold_fast, lambda h, p: read_gold(path, "r.jsonl", "jsonl", LIMITS, p, hasher=h),
+        (fast_readers.read_gold, lambda p: read_gold(path, "r.jsonl", "jsonl", LIMITS, p),
          lambda g: {q: (x.line, x.relevant, x.label_lines, x.text, x.snapshot) for q, x in g.queries.items()}),
     ):
         try:
             fast = fast_reader(path, "r.jsonl", LIMITS, None)
-        except safe_io.Slow:
+        except Slow:
             continue
         except InputError as exc:
             _clean(exc)
             continue
         problems = P.Problems()
-        exact = read(_ExactOnly(), problems)
+        exact = read(problems)
         if problems.items or view(fast) != view(exact):
             raise AssertionError(f"fast and exact {fast_reader.__name__} disagree")
 

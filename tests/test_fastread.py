@@ -17,17 +17,13 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from rag_corpus_check import inputs
+from rag_corpus_check.inputs import Source, checks, fast
+from rag_corpus_check.inputs import corpus as exact_corpus
+from rag_corpus_check.inputs import gold as exact_gold
+from rag_corpus_check.inputs import run as exact_run
 from rag_corpus_check.problems import Problems
-from rag_corpus_check.safe_io import (
-    _BLOCK,
-    InputError,
-    Limits,
-    Sha256,
-    Slow,
-    iter_jsonl,
-    jsonl_blocks,
-    thaw,
-)
+from rag_corpus_check.safe_io import InputError, Limits, Sha256, iter_jsonl
+from rag_corpus_check.safe_io.scanner import BLOCK, Slow, jsonl_blocks, thaw
 
 LIMITS = Limits()
 
@@ -37,42 +33,19 @@ def _exact(kind, path, limits):
     h = Sha256()
     try:
         if kind == "corpus":
-            out = inputs._read_corpus_exact(path, "f.jsonl", limits, problems, None, h)
+            out = exact_corpus.read_corpus(path, "f.jsonl", limits, problems, None, h)
         elif kind == "gold":
-            out = inputs.read_gold(path, "f.jsonl", "jsonl", limits, problems, hasher=_NoFast(h))
+            out = exact_gold.read_gold(path, "f.jsonl", "jsonl", limits, problems, h)
         else:
-            out = _read_run_exact(path, limits, problems, h)
+            out = exact_run.read_run(path, "f.jsonl", "jsonl", limits, problems, h)
     except InputError as exc:
         return None, problems, exc.message
     return out, problems, h.hexdigest()
 
 
-class _NoFast:
-    """A hasher whose first use makes the fast reader give up, so read_gold
-    and read_run run their exact path (the exact path restarts it)."""
-
-    def __init__(self, h):
-        self.h = h
-        self.armed = True
-
-    def update(self, data):
-        if self.armed:
-            raise Slow
-        self.h.update(data)
-
-    def reset(self):
-        self.armed = False
-        self.h.reset()
-
-
-def _read_run_exact(path, limits, problems, h):
-    return inputs.read_run(path, "f.jsonl", "jsonl", limits, problems, hasher=_NoFast(h))
-
-
 def _fast(kind, path, limits):
     h = Sha256()
-    reader = {"corpus": inputs._read_corpus_fast, "gold": inputs._read_gold_fast,
-              "run": inputs._read_run_fast}[kind]
+    reader = {"corpus": fast.read_corpus, "gold": fast.read_gold, "run": fast.read_run}[kind]
     try:
         return reader(path, "f.jsonl", limits, h), h.hexdigest()
     except Slow:
@@ -284,7 +257,7 @@ def test_fast_reader_takes_clean_files(kind, tmp_path):
     for end in (b"\n", b"\r\n"):
         for last in (True, False):
             data = b"".join(json.dumps(r, ensure_ascii=False).encode() + end for r in recs)
-            assert len(data) > 3 * _BLOCK  # several blocks, lines cut at block edges
+            assert len(data) > 3 * BLOCK  # several blocks, lines cut at block edges
             (tmp_path / "f.jsonl").write_bytes(data if last else data.rstrip(b"\r\n"))
             assert same_or_slow(kind, str(tmp_path / "f.jsonl"))
 
@@ -320,7 +293,7 @@ def test_a_problem_after_many_blocks_is_found_and_hashed_once(tmp_path):
     p.write_bytes(data)
     problems = Problems()
     h = Sha256()
-    corpus = inputs.read_corpus(str(p), "f.jsonl", LIMITS, problems, hasher=h)
+    corpus = inputs.read_corpus(Source(str(p), "f.jsonl"), LIMITS, problems, hasher=h)
     assert h.hexdigest() == hashlib.sha256(data).hexdigest()
     assert [(x.line, x.id) for x in problems.items] == [(5001, "d10")]
     assert "first on line 11" in problems.items[0].message
@@ -329,7 +302,7 @@ def test_a_problem_after_many_blocks_is_found_and_hashed_once(tmp_path):
 
 def test_a_line_longer_than_a_block(tmp_path):
     p = tmp_path / "f.jsonl"
-    p.write_bytes(b'{"id": "a", "text": "%s"}\n{"id": "b", "text": "t"}\n' % (b"x" * (3 * _BLOCK)))
+    p.write_bytes(b'{"id": "a", "text": "%s"}\n{"id": "b", "text": "t"}\n' % (b"x" * (3 * BLOCK)))
     assert same_or_slow("corpus", str(p))
 
 
@@ -378,7 +351,7 @@ def test_every_single_fault_makes_the_fast_reader_give_up(kind, key, bad, layout
     """Each wrong value (and each text-level fault) alone, in an otherwise
     valid file: the exact reader reports it, the fast reader never takes it.
     With the other line's keys in the same order the block's records have
-    one shape (the column path of fastcheck); in another order, not (the
+    one shape (the column path of inputs.checks); in another order, not (the
     dict path)."""
     rec = dict(GOOD[kind])
     how = "plain"
@@ -416,24 +389,22 @@ def test_corpus_fingerprint_is_order_free_and_follows_its_definition(tmp_path):
         p.write_bytes(end.join(order) + end)
         for reader in ("fast", "exact"):
             if reader == "fast":
-                corpus = inputs._read_corpus_fast(str(p), "c.jsonl", LIMITS, None)
+                corpus = fast.read_corpus(str(p), "c.jsonl", LIMITS, None)
             else:
-                corpus = inputs._read_corpus_exact(str(p), "c.jsonl", LIMITS, Problems(), None, None)
+                corpus = exact_corpus.read_corpus(str(p), "c.jsonl", LIMITS, Problems(), None, None)
             seen.add(corpus.fingerprint)
     assert seen == {want}
     p.write_bytes(b"\n".join([*lines[:-1], lines[-1].replace(b"t ", b"T ")]) + b"\n")
-    assert inputs._read_corpus_fast(str(p), "c.jsonl", LIMITS, None).fingerprint != want
+    assert fast.read_corpus(str(p), "c.jsonl", LIMITS, None).fingerprint != want
 
 
 def test_blocks_of_one_shape_are_read_as_columns(tmp_path, monkeypatch):
     """Lines that all have the same keys in the same order (what an export
     writes) are checked column by column, without a dict per line; a block
     of mixed shapes goes through dicts. Both give the exact reader's result."""
-    from rag_corpus_check import fastcheck
-
     calls = []
-    real = fastcheck._dict_columns
-    monkeypatch.setattr(fastcheck, "_dict_columns", lambda *a: calls.append(1) or real(*a))
+    real = checks.dict_columns
+    monkeypatch.setattr(checks, "dict_columns", lambda *a: calls.append(1) or real(*a))
     rows = [{"id": f"d{i}", "title": "T", "text": "t", "type": "faq", "status": "stale", "snapshot": "s1",
              "metadata": {"k": [1]}} for i in range(3000)]
     p = tmp_path / "f.jsonl"
@@ -508,13 +479,13 @@ def test_what_a_fast_reader_built_is_frozen_for_the_gc(tmp_path):
     p.write_text("".join(f'{{"query_id": "q{i}", "ranking": ["d1", "d2"]}}\n' for i in range(2000)))
     gc.unfreeze()
     try:
-        run = inputs.read_run(str(p), "f.jsonl", "jsonl", LIMITS, Problems())
+        run = inputs.read_run(Source(str(p), "f.jsonl", "jsonl"), LIMITS, Problems())
         assert gc.isenabled() and len(run.queries) == 2000
         assert gc.get_freeze_count() >= 2000  # the rankings at least
         first = next(iter(run.queries.values())).ranking
         assert not any(o is first for o in gc.get_objects())  # not in any generation the GC walks
         gc.disable()
-        inputs.read_run(str(p), "f.jsonl", "jsonl", LIMITS, Problems())
+        inputs.read_run(Source(str(p), "f.jsonl", "jsonl"), LIMITS, Problems())
         assert not gc.isenabled()
     finally:
         gc.enable()

@@ -188,7 +188,7 @@ def test_progress_lines_never_carry_a_command(tmp_path):
     from hostile import find_commands, unintended_commands
     from rag_corpus_check import problems as P
     from rag_corpus_check import progress
-    from rag_corpus_check.inputs import read_corpus
+    from rag_corpus_check.inputs import Source, read_corpus
     from rag_corpus_check.safe_io import Limits, resolve_input
 
     name = "##[error]owned ::add-mask::x.jsonl"
@@ -198,7 +198,7 @@ def test_progress_lines_never_carry_a_command(tmp_path):
     saved = progress.current()
     progress.install(progress.Progress(enabled=True, github=True, delay=0, interval=0, stream=buf))
     try:
-        read_corpus(real, display, Limits(), P.Problems())
+        read_corpus(Source(real, display), Limits(), P.Problems())
         progress.current().close()
     finally:
         progress.install(saved)

@@ -18,7 +18,7 @@ from hostile import (
     run_inprocess,
     unintended_commands,
 )
-from rag_corpus_check import cli, pipeline
+from rag_corpus_check import cli, inputs, pipeline, retrieval
 from rag_corpus_check.report import console, github, results, summary
 
 # What the injected exception says: a secret, a workflow command and a line break.
@@ -29,10 +29,10 @@ STAGES = [
     (cli, "github_context"),
     (pipeline, "load_config"),
     (pipeline, "resolve_input"),
-    (pipeline, "read_gold"),
-    (pipeline, "read_corpus"),
-    (pipeline, "read_run"),
-    (pipeline, "_read"),  # reads an input and hashes it in the same pass
+    (pipeline, "read_inputs"),
+    (inputs, "read_gold"),
+    (inputs, "read_corpus"),
+    (inputs, "read_run"),
     (pipeline, "cross_check"),
     (pipeline, "evaluate"),
     (pipeline, "irrelevant_by_type"),
@@ -83,9 +83,7 @@ def assert_clean_internal_error(res, *, results_may_exist=False):
     assert not leftovers, leftovers
 
 
-@pytest.mark.parametrize(
-    "module,name", [pytest.param(m, n, id=n) for m, n in STAGES if hasattr(m, n)]
-)
+@pytest.mark.parametrize("module,name", [pytest.param(m, n, id=n) for m, n in STAGES])
 def test_exception_in_each_stage(module, name, tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     monkeypatch.setattr(module, name, _boom())
@@ -113,9 +111,7 @@ def test_retriever_stage(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     (repo / CONFIG_NAME).write_text(config_text(run=None), encoding="utf-8")
     assert run_inprocess(repo, tmp_path / "ok").code in (0, 1)
-    if not hasattr(pipeline, "BM25Index"):
-        pytest.skip("no built-in retriever in this version")
-    monkeypatch.setattr(pipeline, "BM25Index", _boom())
+    monkeypatch.setattr(retrieval, "BM25Index", _boom())
     assert_clean_internal_error(run_inprocess(repo, tmp_path / "work"))
 
 

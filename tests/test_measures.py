@@ -121,6 +121,7 @@ def test_evaluate_gives_the_measure_functions_floats_exactly():
     from rag_corpus_check.evaluate import evaluate
     from rag_corpus_check.measures import (
         Measure,
+        Options,
         dcg,
         judged_at_k,
         ndcg_at_k,
@@ -137,7 +138,7 @@ def test_evaluate_gives_the_measure_functions_floats_exactly():
     for gain_kind in ("linear", "exponential"):
         for min_grade in (1, 2):
             for short in ("pad", "actual"):
-                ev = evaluate(gold, runs, measures, min_grade=min_grade, gain=gain_kind, short_list=short)
+                ev = evaluate(gold, runs, measures, Options(min_grade=min_grade, gain=gain_kind, short_list=short))
                 for r in ev.queries:
                     g, ranking = gold[r.query_id], runs.get(r.query_id, [])
                     for m in measures:
@@ -149,7 +150,7 @@ def test_evaluate_gives_the_measure_functions_floats_exactly():
                             want = ndcg_at_k(ranking, g, m.k, gain_kind) if r.relevant else None
                         else:
                             want = judged_at_k(ranking, g, m.k)
-                        assert r.values[str(m)] == want, (r.query_id, str(m))
+                        assert r.values[m] == want, (r.query_id, str(m))
     for _ in range(2000):
         gs = [rng.choice([0, 1, 2, 3, 10]) for _ in range(rng.randrange(0, 140))]
         k = rng.randrange(1, 160)

@@ -55,7 +55,7 @@ def test_matches_trec_eval_per_query():
     for q in ours.queries:
         t = theirs.get(q.query_id)
         for k in KS:
-            p, r, n = (q.values[f"{m}@{k}"] for m in ("P", "R", "nDCG"))
+            p, r, n = (q.values[Measure(m, k)] for m in ("P", "R", "nDCG"))
             if t is None:  # empty or missing ranking: everything is 0 / undefined
                 assert p == 0.0
                 assert r in (0.0, None) and n in (0.0, None)

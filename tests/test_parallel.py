@@ -1,5 +1,5 @@
-"""The corpus read in a second process (issue 6): the same outcome as one
-process — results, messages and their order, digests — whether the child
+"""The corpus read in a second process (inputs.child): the same outcome as
+one process — results, messages and their order, digests — whether the child
 succeeds, finds a problem, or dies; and a failure in the parent leaves no
 child behind."""
 
@@ -8,21 +8,21 @@ import os
 import pytest
 
 from conftest import write
-from rag_corpus_check import inputs
+from rag_corpus_check.inputs import child, fast
+from rag_corpus_check.safe_io import Limits, Sha256
 
 
 @pytest.fixture
 def forks(monkeypatch):
     """The pids of the corpus children started from here on."""
     pids = []
-    real_job = inputs.CorpusJob
+    real = child.CorpusProcess.__init__
 
-    def recorded(*args):
-        job = real_job(*args)
-        pids.append(job.pid)
-        return job
+    def recorded(self, *args):
+        real(self, *args)
+        pids.append(self.pid)
 
-    monkeypatch.setattr(inputs, "CorpusJob", recorded)
+    monkeypatch.setattr(child.CorpusProcess, "__init__", recorded)
     return pids
 
 
@@ -34,11 +34,11 @@ def both(repo, run_cli, monkeypatch, forks):
         monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "0")
         serial = run_cli(*argv)
         monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "1")
-        monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
+        monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
         before = len(forks)
         parallel = run_cli(*argv)
         assert len(forks) == before + children, "the corpus was not read in a child"
-        monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 8 * 1024**2)
+        monkeypatch.setattr(child, "FORK_MIN_BYTES", 8 * 1024**2)
         return serial, parallel
 
     return _both
@@ -51,6 +51,10 @@ def _same(serial, parallel):
     assert err_p == err_s
     assert res_p == res_s  # results.json: every digest, problem and value
     assert out_p == out_s and sum_p == sum_s
+
+
+def _process(path, limits=None):
+    return child.CorpusProcess(str(path), "c.jsonl", limits or Limits())
 
 
 def test_clean_corpus_same_as_one_process(both):
@@ -71,7 +75,7 @@ def test_problems_in_every_file_reported_in_file_order(repo, both):
     assert serial[0] == 2
     _same(serial, parallel)
     files = [p["file"] for p in serial[3]["problems"]]
-    assert files == sorted(files, key=["gold.yaml", "corpus.jsonl", "run.jsonl"].index), files
+    assert files == sorted(files, key=["gold.yaml", "run.jsonl", "corpus.jsonl"].index), files
     assert {"gold.yaml", "corpus.jsonl", "run.jsonl"} <= set(files)
 
 
@@ -79,7 +83,7 @@ def test_a_child_that_dies_is_replaced_by_reading_here(both, monkeypatch):
     def crash(*args, **kwargs):
         os._exit(9)  # as if killed
 
-    monkeypatch.setattr(inputs, "_child", crash)
+    monkeypatch.setattr(child, "_serve", crash)
     serial, parallel = both()
     _same(serial, parallel)
 
@@ -90,8 +94,8 @@ def test_a_failure_in_the_parent_reaps_the_child(repo, run_cli, monkeypatch, for
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(pipeline, "read_run", boom)
+    monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(pipeline, "cross_check", boom)
     code, *_ = run_cli()
     assert code == 3 and len(forks) == 1
     with pytest.raises(ChildProcessError):
@@ -100,21 +104,19 @@ def test_a_failure_in_the_parent_reaps_the_child(repo, run_cli, monkeypatch, for
 
 def test_not_forked_below_the_size_or_when_turned_off(repo, monkeypatch):
     corpus = str(repo / "corpus.jsonl")
-    assert not inputs._can_fork(corpus)  # 30 documents
-    monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
-    assert inputs._can_fork(corpus) == (len(os.sched_getaffinity(0)) > 1)
+    assert not child.can_fork(corpus)  # 30 documents
+    monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
+    assert child.can_fork(corpus) == (len(os.sched_getaffinity(0)) > 1)
     monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "0")
-    assert not inputs._can_fork(corpus)
+    assert not child.can_fork(corpus)
 
 
-def test_child_result_equals_reading_here(tmp_path):
-    """Several blocks, every status, two snapshots, no type: what comes back
-    through the pipe is what this process would have read."""
+def test_child_answers_equal_reading_here(tmp_path):
+    """Several blocks, every status, two snapshots, no type: what the child
+    says of the corpus is what this process finds reading it."""
     import hashlib
     import json
     import random
-
-    from rag_corpus_check.safe_io import Limits, Sha256
 
     rng = random.Random(1)
     recs = [{"id": f"doc-{i}", "text": "w " * rng.randrange(80), "snapshot": rng.choice(["s1", "s2"]),
@@ -127,83 +129,89 @@ def test_child_result_equals_reading_here(tmp_path):
     labelled, ranked = set(rng.sample(ids, 800)), set(rng.sample(ids, 3000))
     irrelevant = rng.choices(ids, k=4000)
     unjudged = [rng.random() < 0.5 for _ in irrelevant]
-    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
-    job.ask("facts", labelled, ranked)
-    job.ask("types", irrelevant, unjudged)
-    job.ask("docs")
-    corpus, digest = job.result()
-    here = inputs._read_corpus_fast(str(path), "c.jsonl", Limits(), Sha256())
-    assert digest == hashlib.sha256(data).hexdigest()
-    assert corpus.docs == here.docs and list(corpus.docs) == list(here.docs)
-    assert corpus.inactive == here.inactive and len(corpus.inactive) > 1000
-    assert corpus.snapshots == here.snapshots == {"s1": corpus.snapshots["s1"], "s2": 5000 - corpus.snapshots["s1"]}
-    assert corpus.fingerprint == here.fingerprint and corpus.count == here.count == 5000
-    assert [corpus.line(d) for d in ("doc-0", "doc-4999")] == [1, 5000]
-    # The answers given over there are the ones this process would find.
-    facts = corpus.facts(labelled, ranked)
-    assert facts == here.facts(labelled, ranked)
-    assert len(facts.suspects) > 200 and facts.lines and facts.unknown >= {"ghost-1", "ghost-2"} & ranked
-    assert corpus.type_counts(irrelevant, unjudged) == here.type_counts(irrelevant, unjudged)
+    process = _process(path)
+    try:
+        corpus, digest = process.result()
+        here = fast.read_corpus(str(path), "c.jsonl", Limits(), Sha256())
+        assert digest == hashlib.sha256(data).hexdigest()
+        assert corpus.snapshots == here.snapshots and corpus.fingerprint == here.fingerprint
+        assert corpus.count == here.count == 5000
+        facts = corpus.facts(labelled, ranked)
+        assert facts == here.facts(labelled, ranked)
+        assert len(facts.suspects) > 200 and facts.lines and facts.unknown >= {"ghost-1", "ghost-2"} & ranked
+        assert corpus.type_counts(irrelevant, unjudged) == here.type_counts(irrelevant, unjudged)
+        assert corpus.ids() == here.ids() and corpus.odd_ids() == here.odd_ids() == []
+    finally:
+        process.close()
 
 
-def test_without_the_documents_only_what_was_asked_is_known(tmp_path):
-    """The ids stay in the child unless asked for: facts about other ids, or
-    the documents themselves, are an error here, not a silent empty answer."""
-    from rag_corpus_check.safe_io import Limits
-
+def test_a_closed_child_is_not_asked(tmp_path):
+    """After close() a question is an error here, never a silent empty answer."""
     path = tmp_path / "c.jsonl"
     path.write_text("".join(f'{{"id": "d{i}", "text": "t", "status": "stale"}}\n' for i in range(300)))
-    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
-    job.ask("facts", {"d1", "x"}, {"d2", "y"})
-    corpus, _ = job.result()
-    assert corpus.count == 300 and corpus.docs is None
+    process = _process(path)
+    corpus, _ = process.result()
     facts = corpus.facts({"d1", "x"}, {"d2", "y"})
     assert facts.suspects.keys() == {"d1", "x"} and facts.suspects["x"] is None
     assert facts.suspects["d1"].status == "stale" and facts.lines == {"d1": 2} and facts.unknown == {"y"}
+    process.close()
     with pytest.raises(RuntimeError):
         corpus.facts({"d1"}, {"d2"})
-    with pytest.raises(RuntimeError):
-        corpus.type_counts(["d1"], [True])
+    assert corpus.count == 300  # what it said when it was ready stays known
 
 
-def test_a_child_that_gave_up_is_not_asked_and_says_so(tmp_path):
-    """A corpus with a problem: the child exits without reading questions;
-    asking does not block or fail, and result() is None (read it here)."""
-    from rag_corpus_check.safe_io import Limits
-
+def test_a_child_that_gave_up_says_so(tmp_path):
+    """A corpus with a problem: the child exits without a word, and result()
+    is None (the caller reads the file itself); nothing is left running."""
     path = tmp_path / "c.jsonl"
     path.write_text('{"id": "d1", "text": "t"}\n{"id": "d1", "text": "t"}\n')
-    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
-    os.waitid(os.P_PID, job.pid, os.WEXITED | os.WNOWAIT)  # it has given up (not reaped yet)
-    big = {f"id-{i}" for i in range(200_000)}  # far more than a pipe holds
-    job.ask("facts", big, big)
-    assert job.qfd is None and "facts" not in job.asked  # the pipe was broken: no more questions
-    job.ask("types", list(big), [True] * len(big))
-    assert job.result() is None
+    process = _process(path)
+    pid = process.pid
+    assert process.result() is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+
+
+def test_a_question_far_larger_than_a_pipe_goes_through(tmp_path):
+    """A question is written whole while the child reads it (a pipe holds
+    64 KiB): 200,000 ids each way, no deadlock."""
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "d1", "text": "t"}\n')
+    process = _process(path)
+    try:
+        corpus, _ = process.result()
+        big = {f"id-{i}" for i in range(200_000)}
+        facts = corpus.facts(big, big)
+        assert len(facts.suspects) == len(facts.unknown) == 200_000
+    finally:
+        process.close()
 
 
 def test_a_parent_gone_mid_question_ends_the_child(tmp_path):
-    """Half the place of a question, then nothing: the child gives up
-    rather than guess (as when the parent dies while writing)."""
-    from rag_corpus_check.safe_io import Limits
-
+    """Half a question, then nothing: the child ends rather than guess."""
     path = tmp_path / "c.jsonl"
     path.write_text('{"id": "d1", "text": "t"}\n')
-    job = inputs.CorpusJob(str(path), "c.jsonl", Limits())
-    os.write(job.qfd, b"\0" * 5)
-    assert job.result() is None
+    process = _process(path)
+    process.result()
+    os.write(process.questions, b"\0" * 5)
+    os.close(process.questions)
+    process.open = False
+    _, status = os.waitpid(process.pid, 0)
+    process.pid = None
+    process.close()
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
-@pytest.mark.parametrize("broken", ["memfd_create", "pipe", "fork"])
-def test_no_memory_file_pipe_or_fork_reads_here_and_leaks_nothing(repo, monkeypatch, broken):
+@pytest.mark.parametrize("broken", ["pipe", "fork"])
+def test_no_pipe_or_fork_reads_here_and_leaks_nothing(repo, monkeypatch, broken):
     def fail(*args):
         raise OSError("not here")
 
     corpus = str(repo / "corpus.jsonl")
-    monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
     before = set(os.listdir("/proc/self/fd"))
     monkeypatch.setattr(os, broken, fail)
-    assert inputs.start_corpus_read(corpus, "corpus.jsonl", inputs.Limits()) is None
+    assert child.CorpusProcess.start(corpus, "corpus.jsonl", Limits()) is None
     monkeypatch.undo()
     assert set(os.listdir("/proc/self/fd")) == before
 
@@ -211,7 +219,7 @@ def test_no_memory_file_pipe_or_fork_reads_here_and_leaks_nothing(repo, monkeypa
 def test_after_the_child_gave_up_the_file_is_read_once_more_not_twice(repo, run_cli, monkeypatch):
     """A bad corpus costs the child's fast read and one exact read here."""
     calls = []
-    real_fast = inputs._read_corpus_fast
+    real_fast = fast.read_corpus
 
     def counting(*args, **kwargs):
         calls.append(os.getpid())
@@ -219,8 +227,8 @@ def test_after_the_child_gave_up_the_file_is_read_once_more_not_twice(repo, run_
 
     lines = (repo / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     write(repo / "corpus.jsonl", "\n".join([*lines, lines[0]]) + "\n")
-    monkeypatch.setattr(inputs, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(inputs, "_read_corpus_fast", counting)
+    monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(fast, "read_corpus", counting)
     code, *_ = run_cli()
     assert code == 2
     assert os.getpid() not in calls  # the fast reader ran in the child only
@@ -271,28 +279,12 @@ def test_base_comparison_with_the_corpus_in_a_child(repo, both):
     assert any("faq-100" in e["doc_ids"] for e in new), new
 
 
-@pytest.mark.parametrize("arg", [
-    {"d1", "d2"}, ["d1", "d1", "é", "\udc00"], ["a\nb", "c"], ["x\n"], [True, False], [], set(), [""], ["", ""],
-])
-def test_questions_arrive_as_asked(arg):
-    """Ids go over as one text, a line each; anything a line end would
-    garble (or that is not text) goes as a list."""
-    import marshal
-
-    packed = marshal.loads(marshal.dumps(inputs._pack(arg), 2))
-    got = inputs._unpack(packed)
-    assert sorted(got) == sorted(arg) and len(got) == len(arg)
-    assert isinstance(packed, tuple) == (bool(arg) and all(isinstance(a, str) and "\n" not in a for a in arg))
-
-
 def test_lines_of_a_few_documents_without_the_table(tmp_path):
     """The fast reader keeps no line table (document i is on line i + 1);
     lines_of finds a few lines in one pass and agrees with the table."""
-    from rag_corpus_check.safe_io import Limits, Sha256
-
     path = tmp_path / "c.jsonl"
     path.write_text("".join(f'{{"id": "d{i}", "text": "t"}}\n' for i in range(1000)))
-    corpus = inputs._read_corpus_fast(str(path), "c.jsonl", Limits(), Sha256())
+    corpus = fast.read_corpus(str(path), "c.jsonl", Limits(), Sha256())
     few = {"d0", "d17", "d999"}
     assert corpus.lines_of(few) == {"d0": 1, "d17": 18, "d999": 1000}
     assert corpus.lines is None  # no table was built for that

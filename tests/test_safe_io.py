@@ -198,7 +198,7 @@ def test_yaml_escape_beyond_unicode_is_a_parse_error(monkeypatch, pure):
     found by fuzzing. Both are an invalid-YAML error on the right line."""
     import yaml
 
-    from rag_corpus_check import safe_io
+    from rag_corpus_check.safe_io import yamltext as safe_io
 
     if pure:
         monkeypatch.setattr(safe_io, "_YAML_LOADER", yaml.SafeLoader)

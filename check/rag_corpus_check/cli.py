@@ -12,15 +12,8 @@ from rag_corpus_check import __version__, progress
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import DEFAULT_CONFIG
 from rag_corpus_check.context import github_context
-from rag_corpus_check.pipeline import (
-    ERROR,
-    EXIT_CODES,
-    FAIL,
-    Options,
-    Outcome,
-    last_stage,
-    run_check,
-)
+from rag_corpus_check.outcome import ERROR, EXIT_CODES, INVALID, Outcome
+from rag_corpus_check.pipeline import Options, last_stage, run_check
 from rag_corpus_check.text import safe_text
 
 EPILOG = """exit codes:
@@ -130,9 +123,9 @@ def retrieve_main(argv: list[str]) -> int:
                             Options(use_retriever=True, allow_command=args.allow_retriever_command))
         if outcome.run is None or outcome.problems.has_errors():
             sys.stdout.write("rag-corpus-check retrieve: INVALID INPUT\n" + render_problems(outcome))
-            return EXIT_CODES["invalid"]
+            return EXIT_CODES[INVALID]
         write_run(args.out, outcome)
-        src = outcome.retriever or {}
+        src = outcome.retrieval.info if outcome.retrieval else {}
         print(
             f"rag-corpus-check retrieve: wrote {len(outcome.run.queries)} rankings "
             f"({src.get('type', '?')}, snapshot {outcome.corpus.fingerprint}) to {safe_text(os.path.abspath(args.out), 500)}"
@@ -172,8 +165,7 @@ def merge_main(argv: list[str]) -> int:
     try:
         results_path, summary_path = output_paths(args.output, args.summary_file)
         root = os.path.abspath(args.root)
-        outcome = merge(root, args.config, args.results, github_context(root))
-        outcome.advisory = args.advisory
+        outcome = merge(root, args.config, args.results, github_context(root), advisory=args.advisory)
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:  # a bug becomes exit 3
         _discard_results(results_path)
@@ -227,9 +219,9 @@ def main(argv: list[str] | None = None) -> int:
         outcome = run_check(root, args.config, ctx, Options(
             base=args.base or None, require_base=args.require_base, fetch_base=args.fetch_base,
             shard=args.shard, allow_command=args.allow_retriever_command,
-            allow_untrusted_event=args.allow_untrusted_event, retriever_timeout=args.retriever_timeout))
+            allow_untrusted_event=args.allow_untrusted_event, retriever_timeout=args.retriever_timeout,
+            advisory=args.advisory))
         _LAST_OUTCOME[0] = outcome  # freed by the OS, see run()
-        outcome.advisory = args.advisory
         progress.current().close()
         stage = "report"
         return _report(outcome, results_path, summary_path, github, args)
@@ -268,9 +260,6 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
     from rag_corpus_check.report.results import write_atomic, write_results
     from rag_corpus_check.report.summary import build_summary
 
-    exit_code = outcome.exit_code
-    if args.advisory and outcome.verdict == FAIL:
-        exit_code = 0
     markdown = build_summary(outcome, results_path).render()
     write_results(results_path, outcome)
     write_atomic(summary_path, markdown)
@@ -289,7 +278,7 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
         gh_output = os.environ.get("GITHUB_OUTPUT")
         if gh_output:
             gh.write_outputs(gh_output, gh.outputs(outcome, results_path, summary_path))
-    return exit_code
+    return outcome.exit_status
 
 
 def _remove_stale(*paths: str | None) -> None:

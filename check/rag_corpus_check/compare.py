@@ -1,8 +1,8 @@
 """Base vs head: what changed.
 
-Pure functions over already-evaluated data; which rules apply is
-:mod:`rules`' job, reading the base revision :mod:`base_tree`'s, running both
-evaluations :mod:`pipeline`'s.
+Pure functions over two already-evaluated :class:`Side`s; which rules apply
+is :mod:`rules`' job, reading the base revision :mod:`base_tree`'s, running
+both evaluations :mod:`base_check`'s.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import random
 from dataclasses import dataclass, field
 
 from rag_corpus_check.config import Threshold
-from rag_corpus_check.evaluate import evaluate
-from rag_corpus_check.measures import Measure
-from rag_corpus_check.rules import Rules
+from rag_corpus_check.evaluate import OK, Evaluation, QueryResult, evaluate
+from rag_corpus_check.measures import Measure, Options
 
 MIN_QUESTIONS = 10  # fewer paired questions than this: no conclusion is drawn
 PERMUTATIONS = 10_000
@@ -23,14 +22,12 @@ SEED = 20261130
 # resolution of 0.001). The count used is in each delta's `permutations`.
 WORK = 2_500_000
 MIN_PERMUTATIONS = 1_000
+MOVES_SHOWN = 10
 
 
 def permutations_for(questions: int) -> int:
     per = max(1, -(-questions // 8))
     return max(MIN_PERMUTATIONS, min(PERMUTATIONS, WORK // per))
-
-
-# ---------------------------------------------------------------- comparison
 
 
 def paired_randomization(base: list[float], head: list[float], seed: int = SEED,
@@ -73,12 +70,53 @@ def _subset_sums(values: list[float]) -> list[float]:
 
 
 @dataclass
+class Side:
+    """One revision, evaluated: what the comparison reads of it."""
+
+    evaluation: Evaluation
+    gold: dict[str, dict[str, int]]  # question -> judged grades
+    run: dict[str, list[str]]  # question -> ranking
+    fingerprint: str | None  # of the corpus
+    ids: set[str]  # the corpus's document ids
+
+
+@dataclass
+class Delta:
+    measure: Measure
+    base: float | None
+    head: float | None
+    p_value: float | None
+    paired_questions: int
+    permutations: int
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.base is None or self.head is None else self.head - self.base
+
+    @property
+    def conclusive(self) -> bool:
+        return self.paired_questions >= MIN_QUESTIONS
+
+
+@dataclass
+class QuestionChange:
+    query_id: str
+    measure: Measure
+    base: float
+    head: float
+    documents: list[dict] = field(default_factory=list)  # relevant documents that moved, for a drop
+
+    @property
+    def delta(self) -> float:
+        return self.head - self.base
+
+
+@dataclass
 class Comparison:
     base_rev: str
     base_sha: str
-    rules: Rules
-    deltas: list[dict] = field(default_factory=list)  # per measure
-    questions: list[dict] = field(default_factory=list)  # per common question, sorted by change
+    deltas: list[Delta] = field(default_factory=list)  # per measure
+    questions: list[QuestionChange] = field(default_factory=list)  # per common question, most dropped first
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     labels: list[dict] = field(default_factory=list)  # per question label diff
@@ -87,118 +125,118 @@ class Comparison:
     system_changed: bool = False
     unjudged_new_docs: list[dict] = field(default_factory=list)
     paired: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
-def _positions(ranking: list[str]) -> dict[str, int]:
-    return {d: i for i, d in enumerate(ranking, 1)}
+def compare(base: Side, head: Side, k: int, options: Options, base_rev: str, base_sha: str) -> Comparison:
+    bq = {q.query_id: q for q in base.evaluation.queries}
+    hq = {q.query_id: q for q in head.evaluation.queries}
+    common = sorted(q for q in hq if q in bq and hq[q].status == OK and bq[q].status == OK)
+    out = Comparison(base_rev, base_sha, paired=len(common))
+    out.added, out.removed = sorted(set(hq) - set(bq)), sorted(set(bq) - set(hq))
+    out.deltas = [_delta(m, base, head, [bq[q] for q in common], [hq[q] for q in common])
+                  for m in head.evaluation.means]
+    key = Measure("nDCG", k)
+    out.questions = sorted((_question(bq[q], hq[q], key, base, head, options.min_grade) for q in common),
+                           key=lambda e: (e.delta, e.query_id))
+    out.labels = label_changes(base.gold, head.gold)
+    out.gold_changed = bool(out.labels)
+    out.system_changed = base.fingerprint != head.fingerprint or any(
+        base.run.get(q) != head.run.get(q) for q in set(base.run) | set(head.run))
+    if out.gold_changed and out.system_changed and common:
+        out.attribution = attribution(common, base, head, list(head.evaluation.means), options)
+    out.unjudged_new_docs = unjudged_new_documents(base, head, k)
+    return out
 
 
-def compare(base_out, head_out, rules: Rules, base_rev: str, base_sha: str) -> Comparison:
-    cfg = head_out.config
-    k = cfg.k
-    key = f"nDCG@{k}"
-    bev, hev = base_out.evaluation, head_out.evaluation
-    bq = {q.query_id: q for q in bev.queries}
-    hq = {q.query_id: q for q in hev.queries}
-    common = sorted(q for q in hq if q in bq and hq[q].status == "ok" and bq[q].status == "ok")
-    cmp_ = Comparison(base_rev, base_sha, rules, paired=len(common))
-    cmp_.added = sorted(set(hq) - set(bq))
-    cmp_.removed = sorted(set(bq) - set(hq))
+def _delta(m: Measure, base: Side, head: Side, bq: list[QueryResult], hq: list[QueryResult]) -> Delta:
+    bvals = [q.values.get(m) for q in bq]
+    hvals = [q.values.get(m) for q in hq]
+    n = permutations_for(len(bq))
+    p = paired_randomization(bvals, hvals, permutations=n) if bq and None not in bvals + hvals else None  # type: ignore[arg-type]
+    return Delta(m, base.evaluation.means.get(m), head.evaluation.means.get(m), p, len(bq), n)
 
-    for m in hev.means:
-        b, h = bev.means.get(m), hev.means.get(m)
-        bvals = [bq[q].values.get(m) for q in common]
-        hvals = [hq[q].values.get(m) for q in common]
-        n = permutations_for(len(common))
-        p = paired_randomization(bvals, hvals, permutations=n) if common and None not in bvals + hvals else None
-        cmp_.deltas.append({
-            "measure": m, "base": b, "head": h,
-            "delta": (h - b) if b is not None and h is not None else None,
-            "p_value": p, "paired_questions": len(common), "permutations": n,
-            "conclusive": len(common) >= MIN_QUESTIONS,
-        })
 
-    bgold = {qid: q.relevant for qid, q in base_out.gold.queries.items()}
-    hgold = {qid: q.relevant for qid, q in head_out.gold.queries.items()}
-    brun = {qid: q.ranking for qid, q in base_out.run.queries.items()}
-    hrun = {qid: q.ranking for qid, q in head_out.run.queries.items()}
-    min_grade = cfg.min_grade
+def _question(b: QueryResult, h: QueryResult, key: Measure, base: Side, head: Side, min_grade: int) -> QuestionChange:
+    change = QuestionChange(h.query_id, key, b.values[key], h.values[key])  # type: ignore[arg-type]
+    if change.delta < 0:
+        change.documents = moves(base.run.get(h.query_id, []), head.run.get(h.query_id, []),
+                                 head.gold.get(h.query_id, {}), key.k, min_grade)[:MOVES_SHOWN]
+    return change
 
-    for qid in common:
-        b, h = bq[qid].values[key], hq[qid].values[key]
-        entry = {"query_id": qid, "measure": key, "base": b, "head": h, "delta": h - b}
-        if h < b:
-            bpos, hpos = _positions(brun.get(qid, [])), _positions(hrun.get(qid, []))
-            moves = []
-            for d, g in sorted(hgold.get(qid, {}).items()):
-                if g < min_grade:
-                    continue
-                bp, hp = bpos.get(d), hpos.get(d)
-                if bp == hp:
-                    continue
-                in_b, in_h = bp is not None and bp <= k, hp is not None and hp <= k
-                change = "left the top-K" if in_b and not in_h else "entered the top-K" if in_h and not in_b else "moved"
-                moves.append({"doc_id": d, "grade": g, "base_position": bp, "head_position": hp, "change": change,
-                              "shift": (hp or 10**9) - (bp or 10**9) if bp and hp else None})
-            moves.sort(key=lambda mv: (mv["change"] == "moved", -abs(mv["shift"] or 10**6), mv["doc_id"]))
-            entry["documents"] = moves[:10]
-        cmp_.questions.append(entry)
-    cmp_.questions.sort(key=lambda e: (e["delta"], e["query_id"]))
 
-    for qid in sorted(set(bgold) | set(hgold)):
-        b, h = bgold.get(qid, {}), hgold.get(qid, {})
+def moves(base_ranking: list[str], head_ranking: list[str], grades: dict[str, int], k: int,
+          min_grade: int) -> list[dict]:
+    """The relevant documents whose position changed, those that left or
+    entered the top k first, then by how far they moved."""
+    bpos = {d: i for i, d in enumerate(base_ranking, 1)}
+    hpos = {d: i for i, d in enumerate(head_ranking, 1)}
+    found = []
+    for d, g in sorted(grades.items()):
+        bp, hp = bpos.get(d), hpos.get(d)
+        if g < min_grade or bp == hp:
+            continue
+        in_b, in_h = bp is not None and bp <= k, hp is not None and hp <= k
+        change = "left the top-K" if in_b and not in_h else "entered the top-K" if in_h and not in_b else "moved"
+        shift = hp - bp if bp and hp else None
+        found.append({"doc_id": d, "grade": g, "base_position": bp, "head_position": hp, "change": change,
+                      "shift": shift})
+    found.sort(key=lambda mv: (mv["change"] == "moved", -abs(mv["shift"] or 10**6), mv["doc_id"]))
+    return found
+
+
+def label_changes(base: dict[str, dict[str, int]], head: dict[str, dict[str, int]]) -> list[dict]:
+    """Per question: the labels added, removed and re-graded."""
+    out = []
+    for qid in sorted(set(base) | set(head)):
+        b, h = base.get(qid, {}), head.get(qid, {})
         added = {d: h[d] for d in h if d not in b}
         removed = {d: b[d] for d in b if d not in h}
         regraded = {d: [b[d], h[d]] for d in h if d in b and b[d] != h[d]}
         if added or removed or regraded:
-            cmp_.labels.append({"query_id": qid, "added": added, "removed": removed, "regraded": regraded,
-                                "question": "added" if qid not in bgold else "removed" if qid not in hgold else "changed"})
-    cmp_.gold_changed = bool(cmp_.labels)
-    corpus_changed = base_out.corpus.fingerprint != head_out.corpus.fingerprint
-    run_changed = any(brun.get(q) != hrun.get(q) for q in set(brun) | set(hrun))
-    cmp_.system_changed = corpus_changed or run_changed
-    if cmp_.gold_changed and cmp_.system_changed and common:
-        cmp_.attribution = _attribution(common, bgold, hgold, brun, hrun, head_out.config, list(hev.means))
-    new_docs = set(head_out.corpus.docs) - set(base_out.corpus.docs)
-    if new_docs:
-        for qid, ranking in sorted(hrun.items()):
-            judged = hgold.get(qid, {})
-            fresh = [d for d in ranking[:k] if d in new_docs and d not in judged]
-            if fresh:
-                cmp_.unjudged_new_docs.append({"query_id": qid, "doc_ids": fresh})
-    return cmp_
+            what = "added" if qid not in base else "removed" if qid not in head else "changed"
+            out.append({"query_id": qid, "added": added, "removed": removed, "regraded": regraded,
+                        "question": what})
+    return out
 
 
-def _attribution(common, bgold, hgold, brun, hrun, cfg, measure_names):
+def attribution(common: list[str], base: Side, head: Side, measures: list[Measure], options: Options) -> dict:
     """Split the change of each mean over the common questions into the part
     from the system (head run scored on base labels) and the part from the
     labels (head labels vs base labels, on the head run). They add up."""
-    measures = [Measure(n.split("@")[0], int(n.split("@")[1])) for n in measure_names]
 
-    def means(gold, run):
-        ev = evaluate({q: gold[q] for q in common}, {q: run.get(q, []) for q in common}, measures,
-                      min_grade=cfg.min_grade, gain=cfg.gain, short_list=cfg.short_list)
-        return ev.means
+    def means(gold: dict, run: dict) -> dict:
+        return evaluate({q: gold[q] for q in common}, {q: run.get(q, []) for q in common}, measures, options).means
 
-    bb, hb, hh = means(bgold, brun), means(bgold, hrun), means(hgold, hrun)
+    bb, hb, hh = means(base.gold, base.run), means(base.gold, head.run), means(head.gold, head.run)
     out = {}
-    for m in measure_names:
-        if None in (bb.get(m), hb.get(m), hh.get(m)):
-            continue
-        out[m] = {"base": bb[m], "head": hh[m], "system": hb[m] - bb[m], "labels": hh[m] - hb[m]}
+    for m in measures:
+        if None not in (bb.get(m), hb.get(m), hh.get(m)):
+            out[str(m)] = {"base": bb[m], "head": hh[m], "system": hb[m] - bb[m], "labels": hh[m] - hb[m]}
     return {"questions": len(common), "measures": out}
 
 
-def max_drop_failures(thresholds: list[Threshold], cmp_: Comparison) -> dict[str, str]:
+def unjudged_new_documents(base: Side, head: Side, k: int) -> list[dict]:
+    """Per question, the documents new in the head's corpus that reach its
+    top k without a judgement (the labels are going stale)."""
+    new_docs = head.ids - base.ids
+    out = []
+    for qid, ranking in sorted(head.run.items()) if new_docs else ():
+        judged = head.gold.get(qid, {})
+        fresh = [d for d in ranking[:k] if d in new_docs and d not in judged]
+        if fresh:
+            out.append({"query_id": qid, "doc_ids": fresh})
+    return out
+
+
+def max_drop_failures(thresholds: list[Threshold], cmp_: Comparison) -> dict[Measure, str]:
     """measure → message, for thresholds whose max_drop the head exceeds."""
-    deltas = {d["measure"]: d for d in cmp_.deltas}
+    deltas = {d.measure: d for d in cmp_.deltas}
     failed = {}
     for t in thresholds:
-        d = deltas.get(str(t.measure))
-        if t.max_drop is None or d is None or d["delta"] is None:
+        d = deltas.get(t.measure)
+        if t.max_drop is None or d is None or d.delta is None:
             continue
-        drop = -d["delta"]
+        drop = -d.delta
         if drop > t.max_drop + 1e-12:
-            failed[str(t.measure)] = f"dropped {drop:.4f} vs base, more than max_drop {t.max_drop:g}"
+            failed[t.measure] = f"dropped {drop:.4f} vs base, more than max_drop {t.max_drop:g}"
     return failed

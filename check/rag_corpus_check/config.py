@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from rag_corpus_check import problems as P
-from rag_corpus_check.measures import Measure, parse_measure
+from rag_corpus_check.measures import ORDER, Measure, Options, headline, parse_measure
 from rag_corpus_check.retrieve import BM25Params, Bounds
 from rag_corpus_check.safe_io import (
     CONFIG_MAX_BYTES,
@@ -87,12 +87,15 @@ class Config:
         return "file" if self.run is not None else self.retriever
 
     def measures(self) -> list[Measure]:
-        """Every measure computed: all four at the config's k, plus any measure
-        a threshold names at another k."""
-        wanted = {Measure(name, self.k) for name in ("P", "R", "nDCG", "Judged")}
-        wanted |= {t.measure for t in self.thresholds}
-        order = {"P": 0, "R": 1, "nDCG": 2, "Judged": 3}
-        return sorted(wanted, key=lambda m: (m.k != self.k, m.k, order[m.name]))
+        """Every measure computed: the headline ones at the config's k, then
+        any other a threshold names."""
+        first = headline(self.k)
+        rest = sorted({t.measure for t in self.thresholds} - set(first), key=lambda m: (m.k, ORDER[m.name]))
+        return first + rest
+
+    def options(self) -> Options:
+        """The conventions the measures are computed under."""
+        return Options(min_grade=self.min_grade, gain=self.gain, short_list=self.short_list)
 
 
 def load_config(

@@ -1,12 +1,16 @@
-"""Per-question records and the means over questions, in one place."""
+"""Per-question records and the means over questions, in one place each:
+:func:`evaluate` scores the questions (every value through
+:meth:`Measure.value`), :func:`means` averages them (also for merged shards
+and the base comparison)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import eq, ge, gt
+from operator import eq, gt
 
-from rag_corpus_check.measures import Measure, _check_k, dcg
+from rag_corpus_check.measures import DEFAULT, Measure, Options, _check_k, judge
 
 OK = "ok"
 NO_RELEVANT = "no_relevant"
@@ -15,104 +19,68 @@ NO_RELEVANT = "no_relevant"
 @dataclass
 class QueryResult:
     query_id: str
-    status: str
+    status: str  # OK, or NO_RELEVANT: left out of every mean
     in_run: bool
     relevant: int
-    values: dict[str, float | None]
+    values: dict[Measure, float | None]
 
 
 @dataclass
 class Evaluation:
     queries: list[QueryResult]
-    means: dict[str, float | None]
+    means: dict[Measure, float | None]
     counted: int  # questions in the means
-    excluded: list[str]  # ids with status no_relevant
+    excluded: list[str] = field(default_factory=list)  # ids with status no_relevant
 
 
-def evaluate(
-    gold_queries: dict[str, dict[str, int]],
-    rankings: dict[str, list[str]],
-    measures: list[Measure],
-    *,
-    min_grade: int = 1,
-    gain: str = "linear",
-    short_list: str = "pad",
-) -> Evaluation:
-    """Score every gold question (a question missing from ``rankings`` is an
-    empty ranking). Questions without a relevant document get status
-    ``no_relevant``: R and nDCG are None for them and the whole question is
-    left out of every mean, so all means are over the same questions.
-
-    The values are those of the functions in :mod:`measures`, computed from
-    one lookup of the top-k grades per question instead of one per measure:
-    same operations in the same order, so the same floats (tested)."""
+def evaluate(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]],
+             measures: list[Measure], options: Options = DEFAULT) -> Evaluation:
+    """Score every gold question (one missing from ``rankings`` is an empty
+    ranking). A question without a relevant document gets status
+    ``no_relevant``: R and nDCG are None for it and the whole question is left
+    out of every mean, so all means are over the same questions."""
     for m in measures:
         _check_k(m.k)
-    results = []
-    kinds = [(str(m), m.name, m.k) for m in measures]
-    sums = dict.fromkeys((key for key, _, _ in kinds), 0.0)
-    counted = 0
-    excluded = []
-    top_k = max((m.k for m in measures), default=0)
+    depth = max((m.depth for m in measures), default=0)
     empty: list[str] = []
-    actual = short_list == "actual"
-    for qid in sorted(gold_queries):
-        grades = gold_queries[qid]
-        ranking = rankings.get(qid, empty)
-        n_rel = sum(map(ge, grades.values(), repeat(min_grade)))
-        top = ranking[:top_k]
-        top_grades = list(map(grades.get, top, repeat(0)))
-        values: dict[str, float | None] = {}
-        hits: dict[int, int] = {}  # k -> relevant documents in the top k
-        ideal: dict[int, float] = {}
-        for key, name, k in kinds:
-            if name == "P" or name == "R":
-                h = hits.get(k)
-                if h is None:
-                    h = hits[k] = sum(map(ge, top_grades[:k], repeat(min_grade)))
-                if name == "R":
-                    v = h / n_rel if n_rel else None
-                elif actual:
-                    n = min(k, len(ranking))
-                    v = h / n if n else 0.0
-                else:
-                    v = h / k
-            elif name == "nDCG":
-                v = None
-                if n_rel:
-                    if k not in ideal:
-                        ideal[k] = dcg(sorted(grades.values(), reverse=True), k, gain)
-                    if ideal[k] > 0:
-                        v = dcg(top_grades, k, gain) / ideal[k]
-            else:
-                v = sum(map(grades.__contains__, top[:k])) / k
-            values[key] = v
-        results.append(QueryResult(qid, OK if n_rel else NO_RELEVANT, qid in rankings, n_rel, values))
-        if n_rel:
-            counted += 1
-            for key, v in values.items():
-                sums[key] += v  # all defined for an ok question
-        else:
-            excluded.append(qid)
-    means = {key: (total / counted if counted else None) for key, total in sums.items()}
-    return Evaluation(results, means, counted, excluded)
+    results = []
+    for qid in sorted(gold):
+        grades = gold[qid]
+        q = judge(rankings.get(qid, empty), grades, depth, options.min_grade)
+        values = {m: m.value(q, options) for m in measures}
+        results.append(QueryResult(qid, OK if q.relevant else NO_RELEVANT, qid in rankings, q.relevant, values))
+    return summarize(results, measures)
 
 
-def irrelevant_top(
-    gold_queries: dict[str, dict[str, int]],
-    rankings: dict[str, list[str]],
-    k: int,
-    min_grade: int,
-) -> tuple[list[str], list[bool]]:
-    """The first half of :func:`irrelevant_by_type`, which needs no corpus
-    (so it runs while the corpus is still being read): every top-k position
-    of a gold question that holds a document not relevant to it (judged below
-    ``min_grade``, or unjudged), as the document ids, and for each whether it
-    is unjudged. Grades are never negative, so -1 stands for unjudged."""
+def summarize(results: list[QueryResult], measures: list[Measure]) -> Evaluation:
+    """The :class:`Evaluation` of per-question results, in question order."""
+    counted = [r for r in results if r.status == OK]
+    excluded = [r.query_id for r in results if r.status == NO_RELEVANT]
+    return Evaluation(results, means(counted, measures), len(counted), excluded)
+
+
+def means(counted: list[QueryResult], measures: list[Measure]) -> dict[Measure, float | None]:
+    """The mean of each measure over ``counted`` (questions with a relevant
+    document: every value defined), summed in their order; None over none."""
+    out: dict[Measure, float | None] = {}
+    for m in measures:
+        total = 0.0
+        for r in counted:
+            total += r.values[m]  # type: ignore[operator]  # defined for an ok question
+        out[m] = total / len(counted) if counted else None
+    return out
+
+
+def irrelevant_top(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]], k: int,
+                   min_grade: int) -> tuple[list[str], list[bool]]:
+    """Every top-k position of a gold question that holds a document not
+    relevant to it (judged below ``min_grade``, or unjudged), as the document
+    ids, and for each whether it is unjudged (grades are never negative, so
+    -1 stands for unjudged). Needs no corpus."""
     irrelevant: list[str] = []
     unjudged: list[bool] = []
     empty: list[str] = []
-    for qid, grades in gold_queries.items():
+    for qid, grades in gold.items():
         top = rankings.get(qid, empty)[:k]
         gs = list(map(grades.get, top, repeat(-1)))
         low = list(map(gt, repeat(min_grade), gs))
@@ -121,16 +89,18 @@ def irrelevant_top(
     return irrelevant, unjudged
 
 
+def by_type_rows(counts: Counter, unjudged: Counter) -> list[dict]:
+    """The "irrelevant hits by document type" table from per-type counts
+    (of one run, or summed over shards): most hits first."""
+    total = sum(counts.values())
+    rows = [{"type": t, "irrelevant": n, "unjudged": unjudged.get(t, 0), "share": n / total if total else 0.0}
+            for t, n in counts.items()]
+    rows.sort(key=lambda r: (-r["irrelevant"], r["type"]))
+    return rows
+
+
 def irrelevant_by_type(irrelevant: list[str], unjudged: list[bool], corpus) -> list[dict]:
     """Which kinds of documents crowd out the right ones: per document type,
     how many top-k positions (over all questions) hold a document that is not
-    relevant to the question, and how many of those are unjudged (the lists
-    of :func:`irrelevant_top`; ``corpus.type_counts`` counts them)."""
-    counts, unjudged_counts = corpus.type_counts(irrelevant, unjudged)
-    total = len(irrelevant)
-    rows = [
-        {"type": t, "irrelevant": n, "unjudged": unjudged_counts.get(t, 0), "share": n / total}
-        for t, n in counts.items()
-    ]
-    rows.sort(key=lambda r: (-r["irrelevant"], r["type"]))
-    return rows
+    relevant to the question, and how many of those are unjudged."""
+    return by_type_rows(*corpus.type_counts(irrelevant, unjudged))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag_corpus_check.config import Threshold
+from rag_corpus_check.measures import Measure
 
 # Means are sums of fractions; 0.7 can come out as 0.69999999999999996. A mean
 # within this distance below the limit is treated as equal to it.
@@ -13,7 +14,7 @@ TOLERANCE = 1e-12
 
 @dataclass
 class ThresholdResult:
-    measure: str
+    measure: Measure
     limit: float
     value: float | None
     passed: bool | None
@@ -23,14 +24,14 @@ class ThresholdResult:
 
 def apply_thresholds(
     thresholds: list[Threshold],
-    means: dict[str, float | None],
-    drop_failures: dict[str, str] | None = None,
+    means: dict[Measure, float | None],
+    drop_failures: dict[Measure, str] | None = None,
 ) -> list[ThresholdResult]:
     """One result per threshold. ``drop_failures`` (measure → message) comes
     from the base comparison; None means no base was compared."""
     out = []
     for t in thresholds:
-        key = str(t.measure)
+        key = t.measure
         value = means.get(key)
         note = None
         if value is None:

@@ -1,14 +1,19 @@
 """Merge the results of a sharded run (``--shard i/n`` on each machine of a
 matrix) into the results of one unsharded run: the same per-question values,
-the same means (summed in the same order), the same thresholds and verdict."""
+the same means (:func:`evaluate.summarize`, summed in the same order), the
+same thresholds and verdict (:func:`outcome.decide`)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rag_corpus_check import problems as P
-from rag_corpus_check.config import load_config
-from rag_corpus_check.evaluate import NO_RELEVANT, OK, Evaluation, QueryResult
+from rag_corpus_check.config import Config, load_config
+from rag_corpus_check.context import Context
+from rag_corpus_check.evaluate import QueryResult, by_type_rows, summarize
 from rag_corpus_check.gate import apply_thresholds
-from rag_corpus_check.pipeline import INVALID, Outcome, _finish
+from rag_corpus_check.measures import parse_measure
+from rag_corpus_check.outcome import Outcome, decide
 from rag_corpus_check.report.conventions import conventions_json
 from rag_corpus_check.rules import NO_BASE, head_rules
 from rag_corpus_check.safe_io import InputError, loads_strict
@@ -36,84 +41,94 @@ def _read(path: str, problems: P.Problems) -> dict | None:
     return doc
 
 
-def merge(root: str, config_path: str, paths: list[str], context=None) -> Outcome:
-    problems = P.Problems()
-    out = Outcome(INVALID, 2, problems, rules=head_rules(NO_BASE, "shards are measured without a base"))
-    if context is not None:
-        out.context = context
-    cfg, _ = load_config(root, config_path, problems)
-    out.config = cfg
-    docs = [(p, _read(p, problems)) for p in paths]
-    if cfg is None or problems.has_errors():
-        return _finish(out, None)
-    count = None
-    seen_index: dict[int, str] = {}
-    inputs = None
-    queries: dict[str, dict] = {}
-    by_type: dict[str, list[int]] = {}
-    for path, doc in docs:
-        shown = safe_text(path, 200)
+class _Shards:
+    """What the shard results add up to, and what is wrong with them."""
+
+    def __init__(self, cfg: Config, problems: P.Problems):
+        self.cfg, self.problems = cfg, problems
+        self.count: int | None = None
+        self.seen: dict[int, str] = {}
+        self.inputs: dict | None = None
+        self.queries: dict[str, dict] = {}
+        self.by_type: tuple[Counter, Counter] = (Counter(), Counter())
+
+    def add(self, shown: str, doc: dict) -> None:
         shard = doc.get("shard")
         if doc["verdict"] != "partial" or not shard:
-            problems.add(P.CONSISTENCY, f"not a shard result (verdict `{doc['verdict']}`); "
-                         "only results of `--shard i/n` runs can be merged", file=shown)
-            continue
-        if count is None:
-            count = shard["count"]
-        if shard["count"] != count:
-            problems.add(P.CONSISTENCY, f"shard count {shard['count']} differs from {count}", file=shown)
-        if shard["index"] in seen_index:
-            problems.add(P.CONSISTENCY, f"shard {shard['index']} given twice (also {seen_index[shard['index']]})", file=shown)
-        seen_index[shard["index"]] = shown
-        if inputs is None:
-            inputs = doc["provenance"]["inputs"]
-            out.inputs = dict(inputs)
-        elif doc["provenance"]["inputs"] != inputs:
-            problems.add(P.CONSISTENCY, "this shard checked different input files (sha-256 differ); "
-                         "all shards must check the same commit", file=shown)
-        if doc["conventions"] != conventions_json(cfg):
-            problems.add(P.CONSISTENCY, "this shard used other conventions than the config", file=shown)
+            self.problems.add(P.CONSISTENCY, f"not a shard result (verdict `{doc['verdict']}`); only results of "
+                              "`--shard i/n` runs can be merged", file=shown)
+            return
+        self._shard(shown, shard)
+        self._same_inputs(shown, doc)
         for q in doc["queries"]:
-            if q["query_id"] in queries:
-                problems.add(P.CONSISTENCY, "question measured by two shards", file=shown, id=q["query_id"])
-            queries[q["query_id"]] = q
+            if q["query_id"] in self.queries:
+                self.problems.add(P.CONSISTENCY, "question measured by two shards", file=shown, id=q["query_id"])
+            self.queries[q["query_id"]] = q
         for row in doc.get("irrelevant_by_type") or []:
-            c = by_type.setdefault(row["type"], [0, 0])
-            c[0] += row["irrelevant"]
-            c[1] += row["unjudged"]
+            self.by_type[0][row["type"]] += row["irrelevant"]
+            self.by_type[1][row["type"]] += row["unjudged"]
         for p in doc["problems"]:
-            problems.add(p["kind"], p["message"], file=p["file"], line=p["line"], id=p["id"],
-                         severity=p["severity"])
-    if count is not None:
-        missing = sorted(set(range(1, count + 1)) - set(seen_index))
-        if missing:
-            problems.add(P.CONSISTENCY, f"shards missing: {', '.join(map(str, missing))} of {count}",
-                         file=safe_text(config_path, 200))
-    if problems.has_errors() or not queries:
-        return _finish(out, None)
-    results, sums, counted, excluded = [], {}, 0, []
-    for qid in sorted(queries):  # the order evaluate() sums in
-        q = queries[qid]
-        results.append(QueryResult(qid, q["status"], q.get("in_run", True), q.get("relevant", 0), q["values"]))
-        if q["status"] == OK:
-            counted += 1
-            for key, v in q["values"].items():
-                sums[key] = sums.get(key, 0.0) + v
-        elif q["status"] == NO_RELEVANT:
-            excluded.append(qid)
-    if counted == 0:
-        problems.add(
-            P.CONSISTENCY,
-            "no gold question has a relevant document; there is nothing to measure — label at "
-            "least one relevant document", file=safe_text(config_path, 200),
-        )
-        return _finish(out, None)
-    keys = list(results[0].values)
-    means = {k: (sums.get(k, 0.0) / counted if counted else None) for k in keys}
-    out.evaluation = Evaluation(results, means, counted, excluded)
-    total = sum(n for n, _ in by_type.values())
-    out.irrelevant_by_type = sorted(
-        ({"type": t, "irrelevant": n, "unjudged": u, "share": n / total if total else 0.0}
-         for t, (n, u) in by_type.items()), key=lambda r: (-r["irrelevant"], r["type"]))
-    out.thresholds = apply_thresholds(cfg.thresholds, means)
-    return _finish(out, out.thresholds)
+            self.problems.add(p["kind"], p["message"], file=p["file"], line=p["line"], id=p["id"],
+                              severity=p["severity"])
+
+    def _shard(self, shown: str, shard: dict) -> None:
+        if self.count is None:
+            self.count = shard["count"]
+        if shard["count"] != self.count:
+            self.problems.add(P.CONSISTENCY, f"shard count {shard['count']} differs from {self.count}", file=shown)
+        if shard["index"] in self.seen:
+            self.problems.add(P.CONSISTENCY, f"shard {shard['index']} given twice (also {self.seen[shard['index']]})",
+                              file=shown)
+        self.seen[shard["index"]] = shown
+
+    def _same_inputs(self, shown: str, doc: dict) -> None:
+        if self.inputs is None:
+            self.inputs = doc["provenance"]["inputs"]
+        elif doc["provenance"]["inputs"] != self.inputs:
+            self.problems.add(P.CONSISTENCY, "this shard checked different input files (sha-256 differ); all "
+                              "shards must check the same commit", file=shown)
+        if doc["conventions"] != conventions_json(self.cfg):
+            self.problems.add(P.CONSISTENCY, "this shard used other conventions than the config", file=shown)
+
+    def missing(self) -> list[int]:
+        return sorted(set(range(1, self.count + 1)) - set(self.seen)) if self.count is not None else []
+
+
+def merge(root: str, config_path: str, paths: list[str], context: Context | None = None,
+          advisory: bool = False) -> Outcome:
+    problems = P.Problems()
+    out = Outcome(problems, context or Context(), advisory=advisory,
+                  rules=head_rules(NO_BASE, "shards are measured without a base"))
+    cfg, _ = load_config(root, config_path, problems)
+    out.config = cfg
+    docs = [(safe_text(p, 200), _read(p, problems)) for p in paths]
+    if cfg is None or problems.has_errors():
+        return decide(out)
+    shards = _Shards(cfg, problems)
+    for shown, doc in docs:
+        assert doc is not None
+        shards.add(shown, doc)
+    out.inputs = dict(shards.inputs or {})
+    if shards.missing():
+        problems.add(P.CONSISTENCY, f"shards missing: {', '.join(map(str, shards.missing()))} of {shards.count}",
+                     file=safe_text(config_path, 200))
+    if not problems.has_errors() and shards.queries:
+        _measured(out, cfg, shards, config_path)
+    return decide(out)
+
+
+def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> None:
+    results = [_result(shards.queries[qid]) for qid in sorted(shards.queries)]  # the order evaluate() sums in
+    evaluation = summarize(results, list(results[0].values))
+    if evaluation.counted == 0:
+        out.problems.add(P.CONSISTENCY, "no gold question has a relevant document; there is nothing to measure — "
+                         "label at least one relevant document", file=safe_text(config_path, 200))
+        return
+    out.evaluation = evaluation
+    out.irrelevant_by_type = by_type_rows(*shards.by_type)
+    out.thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
+
+
+def _result(q: dict) -> QueryResult:
+    values = {parse_measure(name): v for name, v in q["values"].items()}
+    return QueryResult(q["query_id"], q["status"], q.get("in_run", True), q.get("relevant", 0), values)

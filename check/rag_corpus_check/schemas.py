@@ -14,13 +14,12 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING
 
-from rag_corpus_check import fastcheck
 from rag_corpus_check.text import safe_text
 
 if TYPE_CHECKING:
     import jsonschema
 
-SCHEMA_NAMES = ("config", "corpus", "gold", "run", "results")
+SCHEMA_NAMES = ("common", "config", "corpus", "gold", "run", "results")
 
 
 def _strict_int(checker, instance) -> bool:
@@ -153,32 +152,48 @@ def describe_error(err: jsonschema.ValidationError) -> str:
     return f"{where}: fails schema rule `{kw}`"
 
 
-def iter_errors(v, instance):
-    """Errors sorted by path so messages come out in document order."""
-    if _fast_valid(v, instance):
-        return []
-    errors = list(v.iter_errors(instance))
-    errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
-    return errors
-
-
 def errors(name: str, instance, fragment: str = "") -> list:
-    """:func:`iter_errors` for a bundled schema by name: [] at once when
-    :func:`quick_valid` proves the instance valid, so jsonschema is only
-    loaded to find and word errors (or to decide what the quick check cannot)."""
+    """The schema errors of ``instance`` against a bundled schema (or a
+    ``#/$defs/...`` fragment of it), in document order: [] at once when
+    :func:`quick_valid` proves it valid, so jsonschema is only loaded to find
+    and word errors (or to decide what the quick check cannot)."""
     schema = load_schema(name)
-    if fragment:
-        if not fragment.startswith("#/$defs/"):
-            raise ValueError(fragment)
-        sub = schema["$defs"][fragment[len("#/$defs/"):]]
-        if quick_valid(sub, instance, schema):
-            return []
-    elif name == "gold" and _gold_fast_ok():
-        if _gold_quick(instance, lambda shell: quick_valid(schema, shell, schema)):
-            return []
-    elif quick_valid(schema, instance, schema):
+    spec = _fragment(schema, fragment)
+    if quick_valid(spec, instance, schema):
         return []
-    return iter_errors(validator(name, fragment), instance)
+    found = list(validator(name, fragment).iter_errors(instance))
+    found.sort(key=lambda e: [str(p) for p in e.absolute_path])
+    return found
+
+
+def _fragment(schema: dict, fragment: str) -> dict:
+    if not fragment:
+        return schema
+    if not fragment.startswith("#/$defs/"):
+        raise ValueError(fragment)
+    return schema["$defs"][fragment[len("#/$defs/"):]]
+
+
+def resolved(name: str, spec: dict) -> dict:
+    """``spec`` (a part of bundled schema ``name``) with a ``$ref`` followed,
+    inside that schema or into another bundled one."""
+    while "$ref" in spec:
+        spec, _ = _follow(spec["$ref"], load_schema(name))
+    return spec
+
+
+def _follow(ref: object, root: dict) -> tuple[dict, dict]:
+    """The schema a ``$ref`` names, and the root it lives in. Only the
+    bundled schemas are ever read (``#/$defs/x`` or ``<name>.schema.json#/$defs/x``)."""
+    if not isinstance(ref, str) or "#/$defs/" not in ref:
+        raise _Unsure
+    where, _, name = ref.partition("#/$defs/")
+    if where:
+        file = where.removesuffix(".schema.json")
+        if file not in SCHEMA_NAMES or where != f"{file}.schema.json":
+            raise _Unsure
+        root = load_schema(file)
+    return root["$defs"][name], root
 
 
 # ---------------------------------------------------------------- quick validity
@@ -186,9 +201,12 @@ def errors(name: str, instance, fragment: str = "") -> list:
 # A small interpreter for the keywords the bundled schemas use, with the same
 # semantics as the strict jsonschema validator above. It answers True only for
 # an instance that is valid; False is also exact; anything it does not know
-# (another keyword, a number that is a float where an enum holds ints, an
-# external $ref) raises _Unsure and jsonschema decides. tests/test_schemas_quick.py
-# compares it with jsonschema on generated instances of every bundled schema.
+# (another keyword, a number that is a float where an enum holds ints, a $ref
+# out of the bundled schemas) raises _Unsure and jsonschema decides.
+# tests/test_schemas_quick.py compares it with jsonschema on generated
+# instances of every bundled schema. Why it exists: a valid config (every run)
+# and a valid YAML gold set are checked without importing jsonschema (~60 ms,
+# a third of a small run) and 10x faster than jsonschema validates them.
 
 
 class _Unsure(Exception):
@@ -205,148 +223,94 @@ def quick_valid(schema, instance, root) -> bool:
         return False
 
 
+def _ok(schema, v, root) -> bool:
+    if isinstance(schema, bool):
+        return schema
+    for kw, arg in schema.items():
+        if kw in _IGNORED:
+            continue
+        check = _KEYWORDS.get(kw)
+        if check is None:
+            raise _Unsure
+        if not check(arg, v, schema, root):
+            return False
+    return True
+
+
 def _is_number(v) -> bool:
     return type(v) is int or type(v) is float
 
 
+_TYPES = {
+    "integer": lambda v: type(v) is int,  # strict: neither true nor 1.0
+    "number": _is_number,
+    "string": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+}
+
+
 def _is_type(v, t: str) -> bool:
-    if t == "integer":
-        return type(v) is int  # strict: neither true nor 1.0
-    if t == "number":
-        return _is_number(v)
-    if t == "string":
-        return isinstance(v, str)
-    if t == "object":
-        return isinstance(v, dict)
-    if t == "array":
-        return isinstance(v, list)
-    if t == "boolean":
-        return type(v) is bool
-    if t == "null":
-        return v is None
-    raise _Unsure
+    if t not in _TYPES:
+        raise _Unsure
+    return _TYPES[t](v)
 
 
 def _same(v, a) -> bool:
     """jsonschema's equality for const/enum on the values our schemas hold."""
     if type(v) is type(a) and type(a) in (str, int, float, bool, type(None)):
         return v == a
-    if _is_number(v) and _is_number(a):
+    if (_is_number(v) and _is_number(a)) or isinstance(a, (list, dict)) or isinstance(v, (list, dict)):
         raise _Unsure  # 1 == 1.0 there; not needed here
-    if isinstance(a, (list, dict)) or isinstance(v, (list, dict)):
-        raise _Unsure
     return False
 
 
-def _ok(schema, v, root) -> bool:
-    if schema is True:
-        return True
-    if schema is False:
-        return False
-    for kw, arg in schema.items():
-        if kw in _IGNORED:
-            continue
-        if kw == "$ref":
-            if not isinstance(arg, str) or not arg.startswith("#/$defs/"):
-                raise _Unsure
-            if not _ok(root["$defs"][arg[len("#/$defs/"):]], v, root):
-                return False
-        elif kw == "type":
-            if not any(_is_type(v, t) for t in ([arg] if isinstance(arg, str) else arg)):
-                return False
-        elif kw == "const":
-            if not _same(v, arg):
-                return False
-        elif kw == "enum":
-            if not any(_same(v, a) for a in arg):
-                return False
-        elif kw == "required":
-            if isinstance(v, dict) and any(k not in v for k in arg):
-                return False
-        elif kw == "properties":
-            if isinstance(v, dict):
-                for k, sub in arg.items():
-                    if k in v and not _ok(sub, v[k], root):
-                        return False
-        elif kw == "additionalProperties":
-            if "patternProperties" in schema:
-                raise _Unsure
-            if isinstance(v, dict):
-                props = schema.get("properties", {})
-                for k, x in v.items():
-                    if k not in props and not _ok(arg, x, root):
-                        return False
-        elif kw == "propertyNames":
-            if isinstance(v, dict) and not all(_ok(arg, k, root) for k in v):
-                return False
-        elif kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-            if _is_number(v) and not {
-                "minimum": v >= arg, "maximum": v <= arg,
-                "exclusiveMinimum": v > arg, "exclusiveMaximum": v < arg,
-            }[kw]:
-                return False
-        elif kw in ("minLength", "maxLength"):
-            if isinstance(v, str) and not (len(v) >= arg if kw == "minLength" else len(v) <= arg):
-                return False
-        elif kw in ("minItems", "maxItems"):
-            if isinstance(v, list) and not (len(v) >= arg if kw == "minItems" else len(v) <= arg):
-                return False
-        elif kw == "items":
-            if isinstance(v, list) and not all(_ok(arg, x, root) for x in v):
-                return False
-        elif kw == "pattern":
-            if isinstance(v, str) and not re.search(arg, v):
-                return False
-        elif kw == "not":
-            if _ok(arg, v, root):
-                return False
-        elif kw == "oneOf":
-            if sum(1 for sub in arg if _ok(sub, v, root)) != 1:
-                return False
-        else:
-            raise _Unsure
-    return True
+def _kw_ref(arg, v, schema, root) -> bool:
+    target, target_root = _follow(arg, root)
+    return _ok(target, v, target_root)
 
 
-# ---------------------------------------------------------------- fast path
-#
-# A YAML or JSON gold document is validated whole. jsonschema takes ~12 s for
-# 70,000 questions (measured), so a document whose queries all pass the proven
-# per-record check (fastcheck.gold_query) is valid when the rest of it, with an
-# empty `queries` list, is: the schema's `queries` is exactly an array of
-# `$defs/query` (checked below, or there is no fast path). Anything else goes
-# through jsonschema, which words the errors.
+def _kw_properties(arg, v, schema, root) -> bool:
+    return not isinstance(v, dict) or all(_ok(sub, v[k], root) for k, sub in arg.items() if k in v)
 
 
-def _plain_query(q):
-    # fastcheck wants exact dicts; the YAML loader's LineDict is a dict
-    # subclass that jsonschema treats the same.
-    if type(q) is dict or not isinstance(q, dict):
-        return q
-    q = dict(q)
-    for key in ("relevant", "metadata"):
-        if isinstance(q.get(key), dict):
-            q[key] = dict(q[key])
-    return q
+def _kw_additional(arg, v, schema, root) -> bool:
+    if "patternProperties" in schema:
+        raise _Unsure
+    props = schema.get("properties", {})
+    return not isinstance(v, dict) or all(_ok(arg, x, root) for k, x in v.items() if k not in props)
 
 
-@cache
-def _gold_fast_ok() -> bool:
-    queries = load_schema("gold").get("properties", {}).get("queries")
-    return queries == {"type": "array", "items": {"$ref": "#/$defs/query"}}
+def _bound(test):
+    """A keyword on numbers, string lengths or array lengths."""
+
+    def check(arg, v, schema, root) -> bool:
+        return test(v, arg)
+
+    return check
 
 
-def _fast_valid(v, instance) -> bool:
-    if v is not validator("gold") or not _gold_fast_ok():
-        return False
-    return _gold_quick(instance, lambda shell: next(iter(v.iter_errors(shell)), None) is None)
-
-
-def _gold_quick(instance, shell_valid) -> bool:
-    if not isinstance(instance, dict) or not isinstance(instance.get("queries"), list):
-        return False
-    shell = {k: val for k, val in instance.items() if k != "queries"}
-    shell["queries"] = []
-    if not shell_valid(shell):
-        return False
-    return all(fastcheck.gold_query(_plain_query(q)) for q in instance["queries"])
+_KEYWORDS = {
+    "$ref": _kw_ref,
+    "type": lambda arg, v, s, r: any(_is_type(v, t) for t in ([arg] if isinstance(arg, str) else arg)),
+    "const": lambda arg, v, s, r: _same(v, arg),
+    "enum": lambda arg, v, s, r: any(_same(v, a) for a in arg),
+    "required": lambda arg, v, s, r: not isinstance(v, dict) or all(k in v for k in arg),
+    "properties": _kw_properties,
+    "additionalProperties": _kw_additional,
+    "propertyNames": lambda arg, v, s, r: not isinstance(v, dict) or all(_ok(arg, k, r) for k in v),
+    "minimum": _bound(lambda v, a: not _is_number(v) or v >= a),
+    "maximum": _bound(lambda v, a: not _is_number(v) or v <= a),
+    "exclusiveMinimum": _bound(lambda v, a: not _is_number(v) or v > a),
+    "exclusiveMaximum": _bound(lambda v, a: not _is_number(v) or v < a),
+    "minLength": _bound(lambda v, a: not isinstance(v, str) or len(v) >= a),
+    "maxLength": _bound(lambda v, a: not isinstance(v, str) or len(v) <= a),
+    "minItems": _bound(lambda v, a: not isinstance(v, list) or len(v) >= a),
+    "maxItems": _bound(lambda v, a: not isinstance(v, list) or len(v) <= a),
+    "items": lambda arg, v, s, r: not isinstance(v, list) or all(_ok(arg, x, r) for x in v),
+    "pattern": lambda arg, v, s, r: not isinstance(v, str) or re.search(arg, v) is not None,
+    "not": lambda arg, v, s, r: not _ok(arg, v, r),
+    "oneOf": lambda arg, v, s, r: sum(1 for sub in arg if _ok(sub, v, r)) == 1,
+}

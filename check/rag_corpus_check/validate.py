@@ -8,11 +8,11 @@ from operator import attrgetter
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
-from rag_corpus_check.inputs import Corpus, Gold, Run
+from rag_corpus_check.inputs import CorpusView, Gold, Run
 from rag_corpus_check.text import odd_ids, safe_text
 
 
-def corpus_snapshot(cfg: Config, corpus: Corpus, problems: P.Problems) -> str | None:
+def corpus_snapshot(cfg: Config, corpus: CorpusView, problems: P.Problems) -> str | None:
     """The corpus's declared snapshot label: the config's ``snapshot``, else the
     one label every document declares. Documents that disagree are an error."""
     labels = corpus.snapshots
@@ -57,17 +57,7 @@ def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid
     )
 
 
-def corpus_questions(gold: Gold, run: Run) -> tuple[set[str], set[str]]:
-    """Every labelled and every ranked id: what cross_check asks of the
-    corpus (``Corpus.facts``; a corpus read in a child is asked beforehand)."""
-    labelled = set(chain.from_iterable(map(_RELEVANT, gold.queries.values())))
-    ranked = run.ranked
-    if ranked is None:
-        ranked = set(chain.from_iterable(map(_RANKING, run.queries.values())))
-    return labelled, ranked
-
-
-def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.Problems) -> None:
+def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems) -> None:
     label = corpus_snapshot(cfg, corpus, problems)
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, gold.file, gold.snapshot_line, "the gold set", problems)
@@ -75,7 +65,8 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
     # question by question, and only run where this found something: labelled
     # ids that are unknown or inactive, grades outside the scale, ranked ids
     # that are unknown, snapshots that differ.
-    facts = corpus.facts(*corpus_questions(gold, run))
+    labelled = set(chain.from_iterable(map(_RELEVANT, gold.queries.values())))
+    facts = corpus.facts(labelled, run.ranked_ids())
     grades = set(chain.from_iterable(map(dict.values, map(_RELEVANT, gold.queries.values()))))
     grades_ok = not grades or (max(grades) <= cfg.max_grade and min(grades) >= 0)
     if facts.suspects or not grades_ok or not _snapshots_ok(map(_SNAPSHOT, gold.queries.values()), label, fp):
@@ -86,7 +77,7 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
     _odd_id_problems(corpus, gold, run, problems)
 
 
-def _odd_id_problems(corpus: Corpus, gold: Gold, run: Run, problems: P.Problems) -> None:
+def _odd_id_problems(corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems) -> None:
     """Warnings for ids that hold invisible characters or look like another id
     (a label on the look-alike counts for nothing, and nobody sees why)."""
     hint = "; ids that look alike are easily mixed up in labels and reviews — rename it"
@@ -101,7 +92,6 @@ def _odd_id_problems(corpus: Corpus, gold: Gold, run: Run, problems: P.Problems)
 
 
 _RELEVANT = attrgetter("relevant")
-_RANKING = attrgetter("ranking")
 _SNAPSHOT = attrgetter("snapshot")
 
 

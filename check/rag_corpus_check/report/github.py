@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import secrets
 
-from rag_corpus_check.pipeline import Outcome
+from rag_corpus_check.measures import Measure
+from rag_corpus_check.outcome import Outcome
 from rag_corpus_check.text import safe_text
 
 MAX_PER_TYPE = 10  # GitHub shows at most 10 annotations of a type per step
@@ -71,7 +72,7 @@ OUTPUT_NAMES = (
 def outputs(out: Outcome, results_path: str, summary_path: str) -> dict[str, str]:
     cfg, ev = out.config, out.evaluation
     means = ev.means if ev else {}
-    k = cfg.k if cfg else None
+    k = cfg.k if cfg else 0
     return {
         "passed": "true" if out.passed else "false",
         "verdict": out.verdict,
@@ -79,11 +80,11 @@ def outputs(out: Outcome, results_path: str, summary_path: str) -> dict[str, str
         "rules-source": out.rules_source or "",
         "results-path": results_path,
         "summary-path": summary_path,
-        "k": "" if k is None else str(k),
-        "precision": _fmt(means.get(f"P@{k}")),
-        "recall": _fmt(means.get(f"R@{k}")),
-        "ndcg": _fmt(means.get(f"nDCG@{k}")),
-        "judged": _fmt(means.get(f"Judged@{k}")),
+        "k": str(k) if cfg else "",
+        "precision": _fmt(means.get(Measure("P", k))),
+        "recall": _fmt(means.get(Measure("R", k))),
+        "ndcg": _fmt(means.get(Measure("nDCG", k))),
+        "judged": _fmt(means.get(Measure("Judged", k))),
     }
 
 

@@ -6,69 +6,66 @@ import json
 import os
 import tempfile
 
-from rag_corpus_check.pipeline import Outcome, environment
+from rag_corpus_check.outcome import Outcome, environment
 from rag_corpus_check.report.changes import comparison_json
 from rag_corpus_check.report.conventions import conventions_json
 
 
 def results_dict(out: Outcome) -> dict:
-    cfg = out.config
-    ev = out.evaluation
-    env = environment()
+    cfg, ev = out.config, out.evaluation
     return {
         "schema_version": 1,
         "verdict": out.verdict,
         "exit_code": out.exit_code,
         "advisory": out.advisory,
         "rules_source": out.rules_source,
-        "shard": ({"index": out.config.shard[0], "count": out.config.shard[1]}
-                  if out.config is not None and out.config.shard else None),
+        "shard": {"index": cfg.shard[0], "count": cfg.shard[1]} if cfg is not None and cfg.shard else None,
         "conventions": conventions_json(cfg) if cfg else None,
-        "metrics": dict(ev.means) if ev else {},
-        "counts": {
-            "questions": len(ev.queries) if ev else None,
-            "in_means": ev.counted if ev else None,
-            "no_relevant": len(ev.excluded) if ev else None,
-            "documents": out.corpus.count if out.corpus else None,
-            "errors": out.problems.error_count(),
-            "warnings": out.problems.warning_count(),
-        },
-        "thresholds": [
-            {
-                "measure": t.measure,
-                "limit": t.limit,
-                "value": t.value,
-                "passed": t.passed,
-                "max_drop": t.max_drop,
-                "note": t.note,
-            }
-            for t in out.thresholds
-        ],
+        "metrics": {str(m): v for m, v in ev.means.items()} if ev else {},
+        "counts": _counts(out),
+        "thresholds": [_threshold(t) for t in out.thresholds],
         "queries": [
-            {
-                "query_id": q.query_id,
-                "status": q.status,
-                "in_run": q.in_run,
-                "relevant": q.relevant,
-                "values": q.values,
-            }
+            {"query_id": q.query_id, "status": q.status, "in_run": q.in_run, "relevant": q.relevant,
+             "values": {str(m): v for m, v in q.values.items()}}
             for q in (ev.queries if ev else [])
         ],
         "run_source": _run_source(out),
         "comparison": comparison_json(out),
-        "irrelevant_by_type": out.irrelevant_by_type or [],
+        "irrelevant_by_type": out.irrelevant_by_type,
         "problems": [p.to_json() for p in out.problems.items],
         "problems_dropped": dict(out.problems.dropped),
-        "provenance": {
-            "tool": "rag-corpus-check",
-            "tool_version": env["tool_version"],
-            "python": env["python"],
-            "commit": out.context.commit or out.context.github_sha,
-            "event_head_sha": out.context.event_head_sha,
-            "inputs": dict(out.inputs),
-            "corpus_fingerprint": out.corpus.fingerprint if out.corpus else None,
-            "config": cfg.raw if cfg else None,
-        },
+        "provenance": _provenance(out),
+    }
+
+
+def _counts(out: Outcome) -> dict:
+    ev = out.evaluation
+    return {
+        "questions": len(ev.queries) if ev else None,
+        "in_means": ev.counted if ev else None,
+        "no_relevant": len(ev.excluded) if ev else None,
+        "documents": out.corpus.count if out.corpus else None,
+        "errors": out.problems.error_count(),
+        "warnings": out.problems.warning_count(),
+    }
+
+
+def _threshold(t) -> dict:
+    return {"measure": str(t.measure), "limit": t.limit, "value": t.value, "passed": t.passed,
+            "max_drop": t.max_drop, "note": t.note}
+
+
+def _provenance(out: Outcome) -> dict:
+    env = environment()
+    return {
+        "tool": "rag-corpus-check",
+        "tool_version": env["tool_version"],
+        "python": env["python"],
+        "commit": out.context.commit or out.context.github_sha,
+        "event_head_sha": out.context.event_head_sha,
+        "inputs": dict(out.inputs),
+        "corpus_fingerprint": out.corpus.fingerprint if out.corpus else None,
+        "config": out.config.raw if out.config else None,
     }
 
 
@@ -77,10 +74,12 @@ def _run_source(out: Outcome) -> dict | None:
         return None
     if out.config.run is not None:
         return {"type": "file", "path": out.run.file if out.run else out.config.run}
-    info = dict(out.retriever or {"type": out.config.run_source})
-    if out.command is not None:
-        info["stdout_tail"] = out.command.stdout_tail
-        info["stderr_tail"] = out.command.stderr_tail
+    if out.retrieval is None:
+        return {"type": out.config.run_source}
+    info = dict(out.retrieval.info)
+    if out.retrieval.command is not None:
+        info["stdout_tail"] = out.retrieval.command.stdout_tail
+        info["stderr_tail"] = out.retrieval.command.stderr_tail
     return info
 
 
@@ -113,10 +112,10 @@ def write_results(path: str, out: Outcome) -> None:
 def write_run(path: str, out: Outcome) -> None:
     """The run as JSONL, one question per line in id order, each declaring the
     corpus fingerprint as its snapshot."""
+    assert out.run is not None and out.corpus is not None
     snap = out.corpus.fingerprint
     lines = [
-        json.dumps({"query_id": qid, "ranking": out.run.queries[qid].ranking, "snapshot": snap},
-                   ensure_ascii=False)
+        json.dumps({"query_id": qid, "ranking": out.run.queries[qid].ranking, "snapshot": snap}, ensure_ascii=False)
         for qid in sorted(out.run.queries)
     ]
     write_atomic(path, "\n".join(lines) + ("\n" if lines else ""))

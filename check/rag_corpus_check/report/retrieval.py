@@ -3,7 +3,7 @@ relevant documents (kept apart from summary.py so each stays small)."""
 
 from __future__ import annotations
 
-from rag_corpus_check.pipeline import Outcome
+from rag_corpus_check.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, cell
 
 
@@ -15,7 +15,7 @@ def run_source_line(out: Outcome, esc=cell, code=lambda t: f"`{t}`") -> str | No
         return None
     if cfg.run is not None:
         return f"Run: committed file {code(esc(out.run.file if out.run else cfg.run, 200))}"
-    r = out.retriever or {}
+    r = out.retrieval.info if out.retrieval else {}
     if r.get("type") == "bm25":
         stop = f", stop words {r['stopwords']}" if r.get("stopwords") else ""
         return (
@@ -39,10 +39,11 @@ def add_sections(s: Summary, out: Outcome) -> None:
             ["type", "irrelevant hits", "of which unjudged", "share"],
             [[cell(r["type"]), str(r["irrelevant"]), str(r["unjudged"]), f"{r['share']:.0%}"] for r in rows[:20]],
         )
-    if out.command is not None and (out.command.stdout_tail or out.command.stderr_tail):
+    command = out.retrieval.command if out.retrieval else None
+    if command is not None and (command.stdout_tail or command.stderr_tail):
         body = Summary()
-        if out.command.stdout_tail:
-            body.para("stdout (last lines, escaped):").code(out.command.stdout_tail)
-        if out.command.stderr_tail:
-            body.para("stderr (last lines, escaped):").code(out.command.stderr_tail)
+        if command.stdout_tail:
+            body.para("stdout (last lines, escaped):").code(command.stdout_tail)
+        if command.stderr_tail:
+            body.para("stderr (last lines, escaped):").code(command.stderr_tail)
         s.details("Retriever command output", body)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rag_corpus_check import rules as R
-from rag_corpus_check.pipeline import Outcome
+from rag_corpus_check.outcome import Outcome
 
 
 def rules_line(out: Outcome, esc: Callable[..., str], code: Callable[[str], str] = str) -> str | None:
@@ -15,7 +15,8 @@ def rules_line(out: Outcome, esc: Callable[..., str], code: Callable[[str], str]
     rules = out.rules
     if rules is None:
         return None
-    base = f"`{out.base_sha[:12]}`" if out.base_sha else "the base commit"
+    sha = out.base.sha if out.base else None
+    base = f"`{sha[:12]}`" if sha else "the base commit"
     why = {
         R.BASE: f"the config at the base commit {base}",
         R.FIRST_INTRODUCTION: "the config does not exist at the base commit: first introduction",

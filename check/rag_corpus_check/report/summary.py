@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rag_corpus_check.pipeline import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, environment
+from rag_corpus_check.evaluate import OK
+from rag_corpus_check.measures import Measure, headline
+from rag_corpus_check.outcome import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, environment
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
@@ -17,6 +19,7 @@ TITLE = {
     ERROR: "the check itself failed",
     PARTIAL: "shard measured (merge the shards for the verdict)",
 }
+MAX_QUESTIONS_SHOWN = 2000
 
 
 def _commit_link(out: Outcome, sha: str) -> str:
@@ -28,13 +31,27 @@ def _commit_link(out: Outcome, sha: str) -> str:
 
 def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     s = Summary()
+    _head(s, out)
+    _thresholds(s, out)
+    _problems(s, out)
+    add_retrieval_sections(s, out)
+    add_change_sections(s, out)
+    _means(s, out)
+    if out.config:
+        s.heading("Conventions", 3)
+        s.bullets(convention_lines(out.config))
+    _provenance(s, out, results_path)
+    return s
+
+
+def _head(s: Summary, out: Outcome) -> None:
+    """The verdict and the commit first: a green check on an old revision
+    must be visible as such."""
     c = out.context
     checked = c.commit or c.github_sha
     head = f"{ICON[out.verdict]} **rag-corpus-check: {TITLE[out.verdict]}**"
     if out.advisory and out.verdict == FAIL:
         head += " (advisory: the job is not failed)"
-    # The first line names the commit: a green check on an old revision must
-    # be visible as such.
     head += f" · commit {_commit_link(out, checked)}" if checked else " · commit unknown (not a git checkout)"
     s.heading(head, 2)
     lines = []
@@ -47,17 +64,18 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
         lines.append(rules[0].upper() + rules[1:])
     if lines:
         s.para(" · ".join(lines))
+    _commit_notes(s, out, checked)
+
+
+def _commit_notes(s: Summary, out: Outcome, checked: str | None) -> None:
+    c = out.context
     if c.github_sha and checked and c.github_sha != checked:
         s.para(
             "> [!WARNING]\n> The workspace `HEAD` is not the commit this workflow run was "
             f"triggered for (`{c.github_sha}`); this result is for `{checked}`."
         )
     elif c.event_name == "pull_request" and c.event_head_sha and checked and checked != c.event_head_sha:
-        s.para(
-            "The checked commit is the merge of the PR head into its base, as "
-            "`pull_request` checks out by default."
-        )
-
+        s.para("The checked commit is the merge of the PR head into its base, as `pull_request` checks out by default.")
     if out.verdict == ERROR:
         s.para(
             "The check could not finish because of an internal error"
@@ -66,79 +84,72 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
             "re-run the job, and report it if it persists."
         )
 
-    if out.thresholds:
-        rows = []
-        ordered = sorted(out.thresholds, key=lambda t: t.passed is not False)
-        for t in ordered:
-            mark = "✅" if t.passed else "❌"
-            note = f" ({cell(t.note)})" if t.note else ""
-            rows.append([f"`{t.measure}`", fmt(t.value), f"≥ {t.limit:g}", mark + note])
-        s.heading("Metrics vs thresholds", 3)
-        s.table(["measure", "value", "threshold", "result"], rows)
 
-    errors = out.problems.errors
-    warnings = out.problems.warnings
-    if errors or warnings:
-        s.heading(f"Input problems ({out.problems.error_count()} errors, {out.problems.warning_count()} warnings)", 3)
-        rows = []
-        for p in errors + warnings:
-            rows.append([
-                "error" if p.severity == "error" else "warning",
-                p.kind,
-                cell(p.location(), 200),
-                cell(p.id) if p.id else "",
-                cell(p.message, 400),
-            ])
-        s.table(["severity", "kind", "where", "id", "problem"], rows)
-        if out.problems.dropped:
-            more = ", ".join(f"{cell(k)}: {n} more" for k, n in out.problems.dropped.items())
-            s.para(f"Not all problems are listed: {more}.")
-        if out.verdict == INVALID:
-            s.para("No metrics were computed: a verdict on invalid input would be meaningless.")
+def _thresholds(s: Summary, out: Outcome) -> None:
+    if not out.thresholds:
+        return
+    rows = []
+    for t in sorted(out.thresholds, key=lambda t: t.passed is not False):
+        note = f" ({cell(t.note)})" if t.note else ""
+        rows.append([f"`{t.measure}`", fmt(t.value), f"≥ {t.limit:g}", ("✅" if t.passed else "❌") + note])
+    s.heading("Metrics vs thresholds", 3)
+    s.table(["measure", "value", "threshold", "result"], rows)
 
-    add_retrieval_sections(s, out)
-    add_change_sections(s, out)
 
-    ev = out.evaluation
-    cfg = out.config
-    if ev and cfg:
-        keys = [k for k in ev.means]
-        head_keys = [f"P@{cfg.k}", f"R@{cfg.k}", f"nDCG@{cfg.k}", f"Judged@{cfg.k}"]
-        s.heading(f"Means over {ev.counted} questions", 3)
-        s.table([f"`{k}`" for k in keys], [[fmt(ev.means[k]) for k in keys]])
-        worst_key = f"nDCG@{cfg.k}"
-        ok = [q for q in ev.queries if q.status == "ok"]
-        ok.sort(key=lambda q: (q.values.get(worst_key), q.query_id))
-        if ok and cfg.worst:
-            s.heading(f"Worst questions by {worst_key}", 3)
-            rows = [
-                [cell(q.query_id)] + [fmt(q.values.get(k)) for k in head_keys]
-                + ["" if q.in_run else "not in run"]
-                for q in ok[: cfg.worst]
-            ]
-            s.table(["question"] + [f"`{k}`" for k in head_keys] + ["note"], rows)
-        if ev.excluded:
-            s.heading(f"Excluded from the means ({len(ev.excluded)})", 3)
-            s.para(
-                "These questions have no document with grade ≥ "
-                f"{cfg.min_grade} in gold (status `no_relevant`): recall and nDCG are "
-                "undefined for them, never 0. Label a relevant document or remove the question."
-            )
-            s.para(", ".join(cell(q) for q in ev.excluded[:200]) + (" …" if len(ev.excluded) > 200 else ""))
-        per_q = Summary()
-        per_q.table(
-            ["question", "status"] + [f"`{k}`" for k in keys],
-            [[cell(q.query_id), q.status] + [fmt(q.values.get(k)) for k in keys] for q in ev.queries[:2000]],
+def _problems(s: Summary, out: Outcome) -> None:
+    problems = out.problems
+    if not problems.items:
+        return
+    s.heading(f"Input problems ({problems.error_count()} errors, {problems.warning_count()} warnings)", 3)
+    rows = [["error" if p.severity == "error" else "warning", p.kind, cell(p.location(), 200),
+             cell(p.id) if p.id else "", cell(p.message, 400)] for p in problems.errors + problems.warnings]
+    s.table(["severity", "kind", "where", "id", "problem"], rows)
+    if problems.dropped:
+        s.para("Not all problems are listed: " + ", ".join(f"{cell(k)}: {n} more" for k, n in problems.dropped.items())
+               + ".")
+    if out.verdict == INVALID:
+        s.para("No metrics were computed: a verdict on invalid input would be meaningless.")
+
+
+def worst(out: Outcome) -> tuple[Measure, list]:
+    """The measure questions are ranked by, and the worst ok questions."""
+    assert out.config is not None and out.evaluation is not None
+    key = Measure("nDCG", out.config.k)
+    ok = sorted((q for q in out.evaluation.queries if q.status == OK), key=lambda q: (q.values.get(key), q.query_id))
+    return key, ok[: out.config.worst]
+
+
+def _means(s: Summary, out: Outcome) -> None:
+    ev, cfg = out.evaluation, out.config
+    if not ev or not cfg:
+        return
+    keys = list(ev.means)
+    s.heading(f"Means over {ev.counted} questions", 3)
+    s.table([f"`{k}`" for k in keys], [[fmt(ev.means[k]) for k in keys]])
+    key, rows = worst(out)
+    head_keys = headline(cfg.k)
+    if rows:
+        s.heading(f"Worst questions by {key}", 3)
+        s.table(["question"] + [f"`{k}`" for k in head_keys] + ["note"],
+                [[cell(q.query_id)] + [fmt(q.values.get(k)) for k in head_keys] + ["" if q.in_run else "not in run"]
+                 for q in rows])
+    if ev.excluded:
+        s.heading(f"Excluded from the means ({len(ev.excluded)})", 3)
+        s.para(
+            f"These questions have no document with grade ≥ {cfg.min_grade} in gold (status `no_relevant`): "
+            "recall and nDCG are undefined for them, never 0. Label a relevant document or remove the question."
         )
-        if len(ev.queries) > 2000:
-            per_q.para(f"{len(ev.queries) - 2000} more questions are in the results file.")
-        s.details(f"All {len(ev.queries)} questions", per_q)
+        s.para(", ".join(cell(q) for q in ev.excluded[:200]) + (" …" if len(ev.excluded) > 200 else ""))
+    per_q = Summary().table(
+        ["question", "status"] + [f"`{k}`" for k in keys],
+        [[cell(q.query_id), q.status] + [fmt(q.values.get(k)) for k in keys] for q in ev.queries[:MAX_QUESTIONS_SHOWN]],
+    )
+    if len(ev.queries) > MAX_QUESTIONS_SHOWN:
+        per_q.para(f"{len(ev.queries) - MAX_QUESTIONS_SHOWN} more questions are in the results file.")
+    s.details(f"All {len(ev.queries)} questions", per_q)
 
-    if cfg:
-        s.heading("Conventions", 3)
-        s.bullets(convention_lines(cfg))
 
-    prov = Summary()
+def _provenance(s: Summary, out: Outcome, results_path: str | None) -> None:
     env = environment()
     items = [f"rag-corpus-check {cell(env['tool_version'])}, Python {cell(env['python'])}"]
     if out.corpus and out.corpus.fingerprint:
@@ -147,8 +158,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
         items.append(f"results file: `{cell(results_path, 300)}`")
     if out.context.run_url:
         items.append(f"[workflow run]({out.context.run_url})")
-    prov.bullets(items)
+    prov = Summary().bullets(items)
     if out.inputs:
         prov.table(["input", "sha-256"], [[cell(k, 200), f"`{v}`"] for k, v in out.inputs.items()])
     s.details("Provenance", prov)
-    return s

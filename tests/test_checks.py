@@ -1,11 +1,12 @@
-"""The fast per-record checks give exactly jsonschema's verdict (property
-test over generated valid and invalid records, plus the boundaries)."""
+"""The record checks (inputs.checks, derived from the schemas) give exactly
+jsonschema's verdict: a property test over generated valid and invalid
+records, the boundaries, and the soundness of their one shortcut."""
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_corpus_check import fastcheck
+from rag_corpus_check.inputs import checks
 from rag_corpus_check.schemas import load_schema, validator
 
 ODD = ["", "a", "a\n", "\n", "x\x00y", "\x7f", "a\u2028", "\u0085", "é", "١٢", " ", "\t", "ok-id",
@@ -46,9 +47,9 @@ gold = record({"query_id": ids, "query": text,
               ["query_id", "relevant"])
 
 CASES = [
-    (corpus, fastcheck.corpus_record, validator("corpus")),
-    (run, fastcheck.run_record, validator("run")),
-    (gold, fastcheck.gold_query, validator("gold", "#/$defs/query")),
+    (corpus, checks.corpus_record, validator("corpus")),
+    (run, checks.run_record, validator("run")),
+    (gold, checks.gold_query, validator("gold", "#/$defs/query")),
 ]
 
 
@@ -79,7 +80,7 @@ def test_fast_verdict_equals_jsonschema(strategy, fast, reference):
     ("not a dict", False),
 ])
 def test_corpus_boundaries(rec, valid):
-    assert fastcheck.corpus_record(rec) is valid
+    assert checks.corpus_record(rec) is valid
     assert validator("corpus").is_valid(rec) is valid
 
 
@@ -87,17 +88,26 @@ def test_run_ranking_length_boundary():
     # jsonschema over 100,000 items takes seconds; the limit is read from the schema instead.
     assert load_schema("run")["properties"]["ranking"]["maxItems"] == 100_000
     ok = {"query_id": "q", "ranking": [f"d{i}" for i in range(100_000)]}
-    assert fastcheck.run_record(ok)
+    assert checks.run_record(ok)
     ok["ranking"].append("x")
-    assert not fastcheck.run_record(ok)
+    assert not checks.run_record(ok)
 
 
-def test_limits_match_the_schemas():
-    corpus = load_schema("corpus")
-    assert corpus["properties"]["text"]["maxLength"] == 10_000_000
-    assert corpus["properties"]["title"]["maxLength"] == 10_000
-    assert corpus["$defs"]["id"]["maxLength"] == 512
-    assert corpus["$defs"]["snapshot"]["maxLength"] == 200
-    gold = load_schema("gold")
-    assert gold["$defs"]["query"]["properties"]["query"]["maxLength"] == 100_000
-    assert gold["$defs"]["query"]["properties"]["relevant"]["additionalProperties"]["maximum"] == 1000
+def test_every_character_a_rule_forbids_is_unprintable():
+    """Text.all_ok skips a rule's pattern when the joined values are
+    printable: sound only if no printable character is forbidden (and the
+    space that joins them is allowed). Checked over every code point."""
+    for rule in (checks.ID, checks.SNAPSHOT, checks.TYPE):
+        assert rule.bad is not None and not rule.bad(" ")
+        for cp in range(0x110000):
+            ch = chr(cp)
+            if rule.bad(ch):
+                assert not ch.isprintable(), (rule, hex(cp))
+
+
+def test_the_rules_come_from_the_schemas():
+    """A schema edit moves the check with it (no number restated in code)."""
+    assert checks.ID.high == load_schema("common")["$defs"]["id"]["maxLength"]
+    assert checks.TEXT.high == load_schema("corpus")["properties"]["text"]["maxLength"]
+    assert checks.RANKING_MAX == load_schema("run")["properties"]["ranking"]["maxItems"]
+    assert checks.STATUS == set(load_schema("corpus")["properties"]["status"]["enum"])

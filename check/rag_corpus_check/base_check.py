@@ -1,0 +1,167 @@
+"""The check with a base revision: the base's rules (or a stated reason to
+change them), both trees measured the same way, and what changed between
+them. Fails closed: a base that cannot be had, or a base config that cannot
+be read, is an input error unless the caller opted out (--no-require-base)."""
+
+from __future__ import annotations
+
+import os
+
+from rag_corpus_check import problems as P
+from rag_corpus_check import rules as R
+from rag_corpus_check.base_tree import BaseTree, open_base
+from rag_corpus_check.compare import Side, compare, max_drop_failures
+from rag_corpus_check.config import Config, load_config
+from rag_corpus_check.context import Context
+from rag_corpus_check.inputs import Inputs
+from rag_corpus_check.outcome import BaseResult, Outcome, decide
+from rag_corpus_check.pipeline import Options, enter, gate, measure
+from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
+
+
+def check_with_base(root: str, config_path: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
+    assert options.base is not None
+    enter(out, "base")
+    out.base = BaseResult(options.base)
+    try:
+        tree = open_base(out.context.checkout, options.base, fetch=options.fetch_base)
+    except InputError as exc:
+        return _without_base(root, cfg, out, options, exc)
+    out.base.sha = tree.sha
+    try:
+        return _with_tree(root, configured(root, config_path), cfg, out, options, tree)
+    finally:
+        tree.cleanup()
+
+
+def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: Options, tree: BaseTree) -> Outcome:
+    try:
+        base_cfg, base_file = load_base_config(tree, config_rel)
+    except InputError as exc:
+        return _without_base(root, cfg, out, options, exc)
+    if base_cfg is None or base_file is None:
+        out.rules = R.head_rules(R.FIRST_INTRODUCTION)
+        _note(out, f"`{config_rel}` does not exist at the base commit (first introduction): the head's "
+                   "thresholds and conventions apply, and there is nothing to compare")
+        return _head_alone(root, cfg, out, options)
+    head_file = os.path.relpath(os.path.realpath(os.path.join(os.path.abspath(root), config_rel)),
+                                os.path.realpath(root))
+    out.rules = R.decide(base_cfg, cfg, os.path.realpath(root), tree.root, (config_rel, head_file, base_file))
+    R.enforce(out.rules, base_cfg, cfg)
+    R.same_conventions(cfg, base_cfg)
+    with measure(root, cfg, out, options) as head:
+        drops = _compare(tree, cfg, base_cfg, out, head) if out.evaluation is not None else None
+        gate(cfg, out, drops)
+    return decide(out)
+
+
+def _head_alone(root: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
+    with measure(root, cfg, out, options):
+        gate(cfg, out)
+    return decide(out)
+
+
+def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: InputError) -> Outcome:
+    """The base (or its config) cannot be had: an input error, unless the
+    caller opted out, when the head's own rules apply and a warning says so."""
+    if options.require_base:
+        out.problems.add(exc.kind, exc.message + "; to run on the head's own rules instead, pass "
+                         "--no-require-base (action input `require-base: 'false'`)", file=exc.file)
+        return decide(out)
+    out.problems.add(exc.kind, exc.message + " — the head's own rules apply (rules-source head-no-base), "
+                     "and nothing was compared", file=exc.file, severity=P.WARNING)
+    out.rules = R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)")
+    return _head_alone(root, cfg, out, options)
+
+
+def configured(root: str, config_path: str) -> str:
+    """The config path as the caller gave it, relative to the root, with no
+    symlink resolved: where the base's config is looked up."""
+    return os.path.relpath(os.path.abspath(config_path), os.path.abspath(root)).replace(os.sep, "/")
+
+
+def load_base_config(tree: BaseTree, config_rel: str) -> tuple[Config | None, str | None]:
+    """The base's config at the configured path (a symlink resolved in the
+    base tree) and the file it resolved to; (None, None) when there is none.
+    :class:`InputError` when it exists but cannot be read or is invalid."""
+    resolved = tree.export(config_rel, CONFIG_MAX_BYTES)
+    if resolved is None:
+        return None, None
+    problems = P.Problems()
+    base_dir = os.path.join(tree.root, *os.path.dirname(resolved).split("/"))
+    base_cfg, _ = load_config(tree.root, os.path.join(tree.root, config_rel), problems, base_dir=base_dir)
+    if base_cfg is None:
+        first = problems.items[0] if problems.items else None
+        why = f" (first: {first.location()}: {first.message})" if first else ""
+        raise InputError("base", f"the base config cannot be used: `{config_rel}` at the base commit has "
+                                 f"{problems.error_count()} problems{why}", file=config_rel)
+    return base_cfg, resolved
+
+
+def _note(out: Outcome, text: str) -> None:
+    assert out.base is not None
+    out.base.notes.append(text)
+
+
+def _compare(tree: BaseTree, cfg: Config, base_cfg: Config, out: Outcome, head: Inputs):
+    """Measure the base and compare; the max_drop failures, or None when
+    there is nothing to compare (the notes say why)."""
+    base_out = Outcome(P.Problems(), Context(), config=base_cfg)
+    with _measure_base(tree, base_cfg, out, base_out) as base:
+        if base_out.evaluation is None:
+            return None
+        enter(out, "compare")
+        assert out.base is not None and out.evaluation is not None
+        comparison = compare(_side(base_out, base), _side(out, head), cfg.k, cfg.options(), out.base.rev,
+                             tree.sha)
+    out.base.comparison = comparison
+    _change_warnings(cfg, out)
+    return max_drop_failures(cfg.thresholds, comparison)
+
+
+def _measure_base(tree: BaseTree, base_cfg: Config, out: Outcome, base_out: Outcome) -> Inputs:
+    if base_cfg.run_source == "command":
+        _note(out, "the base uses a retriever command; comparing against it is not supported (it would need "
+                   "the base tree checked out), so only the head was measured")
+        return Inputs()
+    try:
+        for rel in (base_cfg.corpus, base_cfg.gold, base_cfg.run):
+            if rel is None:
+                continue
+            path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
+            if tree.export(path, base_cfg.limits.max_file_bytes) is None:
+                _note(out, f"`{path}` does not exist at the base commit; nothing to compare")
+                return Inputs()
+    except InputError as exc:
+        _note(out, f"the base inputs cannot be read: {exc.message}")
+        return Inputs()
+    inputs = measure(tree.root, base_cfg, base_out, Options())
+    if base_out.evaluation is None:
+        _note(out, f"the base inputs are invalid ({base_out.problems.error_count()} problems); nothing to "
+                   "compare — the head is judged on its own")
+    return inputs
+
+
+def _side(out: Outcome, inputs: Inputs) -> Side:
+    assert out.evaluation is not None and out.gold is not None and out.run is not None
+    assert inputs.corpus is not None
+    return Side(out.evaluation, out.gold.grades(), out.run.rankings(), inputs.corpus.fingerprint,
+                inputs.corpus.ids())
+
+
+def _change_warnings(cfg: Config, out: Outcome) -> None:
+    assert out.base is not None and out.base.comparison is not None and out.gold is not None
+    comparison = out.base.comparison
+    if comparison.gold_changed and comparison.system_changed:
+        out.problems.add(
+            P.CONSISTENCY, "this PR changes the gold labels and the corpus/run together; review the expected "
+            "answers separately from the system change (see the attribution)",
+            file=out.gold.file, severity=P.WARNING,
+        )
+    if comparison.unjudged_new_docs:
+        n = sum(len(e["doc_ids"]) for e in comparison.unjudged_new_docs)
+        out.problems.add(
+            P.CONSISTENCY, f"{n} new corpus documents enter the top-{cfg.k} without a gold judgement "
+            f"({len(comparison.unjudged_new_docs)} questions); the labels are going stale — judge them "
+            "(a Judged@k threshold can enforce it)", file=out.gold.file, severity=P.WARNING,
+        )

@@ -1,0 +1,331 @@
+"""Validity of corpus documents, run lines and gold questions, record by
+record and a block of records at a time, with every constraint read from the
+bundled schemas (field names, required fields, lengths, enums, the id rule):
+nothing here restates a number or a pattern.
+
+jsonschema stays the reference and the source of every error message: a
+record these functions accept is valid; a record they reject goes to
+jsonschema, which says why. They exist because validating each record with
+jsonschema is ~20x slower than parsing it (README, "Performance");
+``tests/test_checks.py`` proves their verdicts equal jsonschema's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import itemgetter
+
+from rag_corpus_check.safe_io.scanner import objects, thaw
+from rag_corpus_check.schemas import load_schema, resolved
+
+_KEY = itemgetter(0)
+_VALUE = itemgetter(1)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string rule: ``type: string`` with ``minLength``/``maxLength`` and a
+    ``not: {pattern}`` of characters it may not hold."""
+
+    low: int
+    high: int
+    bad: Callable[[str], object] | None
+
+    @classmethod
+    def of(cls, spec: dict) -> Text:
+        assert spec.get("type") == "string", spec
+        pattern = spec.get("not", {}).get("pattern")
+        bad = re.compile(pattern).search if pattern else None
+        # all_ok joins values with a space and skips the pattern when the
+        # joined text is printable: sound only if the space is allowed and
+        # every forbidden character is unprintable (tests/test_checks.py).
+        assert bad is None or not bad(" ")
+        return cls(spec.get("minLength", 0), spec.get("maxLength", 2**63), bad)
+
+    def ok(self, v: object) -> bool:
+        return type(v) is str and self.low <= len(v) <= self.high and not (self.bad and self.bad(v))
+
+    def all_ok(self, values: list) -> bool:
+        """:meth:`ok` for every one of ``values``, in a few C passes."""
+        if not values:
+            return True
+        try:
+            joined = " ".join(values)  # fails on a non-string
+        except TypeError:
+            return False
+        lengths = list(map(len, values))
+        if min(lengths) < self.low or max(lengths) > self.high:
+            return False
+        return self.bad is None or joined.isprintable() or not self.bad(joined)
+
+
+def _props(name: str, fragment: str = "") -> dict:
+    schema = load_schema(name)
+    node = schema
+    for part in filter(None, fragment.lstrip("#/").split("/")):
+        node = node[part]
+    return node
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The keys of a record: allowed, required, and the optional ones (for
+    which JSON null is invalid, not "absent")."""
+
+    allowed: frozenset[str]
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+
+    @classmethod
+    def of(cls, spec: dict) -> Shape:
+        assert spec.get("additionalProperties") is False, spec
+        props = spec["properties"]
+        required = tuple(spec.get("required", ()))
+        return cls(frozenset(props), required, tuple(k for k in props if k not in required))
+
+    def ok(self, r: object) -> bool:
+        return type(r) is dict and self.allowed.issuperset(r) and all(k in r for k in self.required)
+
+
+def _spec(name: str, fragment: str, key: str) -> dict:
+    return resolved(name, _props(name, fragment)["properties"][key])
+
+
+_CORPUS = _props("corpus")
+_RUN = _props("run")
+_QUERY = _props("gold", "#/$defs/query")
+ID = Text.of(resolved("corpus", _CORPUS["properties"]["id"]))
+SNAPSHOT = Text.of(_spec("corpus", "", "snapshot"))
+CORPUS_SHAPE, RUN_SHAPE, QUERY_SHAPE = Shape.of(_CORPUS), Shape.of(_RUN), Shape.of(_QUERY)
+TEXT, TITLE, TYPE = (Text.of(_spec("corpus", "", k)) for k in ("text", "title", "type"))
+STATUS = frozenset(_spec("corpus", "", "status")["enum"])
+RANKING_MAX = _spec("run", "", "ranking")["maxItems"]
+QUERY_TEXT = Text.of(_spec("gold", "#/$defs/query", "query"))
+_GRADE = resolved("gold", _spec("gold", "#/$defs/query", "relevant")["additionalProperties"])
+GRADE_MIN, GRADE_MAX = _GRADE["minimum"], _GRADE["maximum"]
+_OBJECTS = {k for k, s in _CORPUS["properties"].items() if s.get("type") == "object"} | {
+    k for k, s in _QUERY["properties"].items() if s.get("type") == "object" and k != "relevant"}
+assert _OBJECTS == {"metadata"}  # the only free objects: checked as "an object", no more
+
+
+# ---------------------------------------------------------------- one record
+
+
+def _optional(r: dict, key: str, rule: Callable[[object], bool]) -> bool:
+    return key not in r or rule(r[key])
+
+
+def corpus_record(r: object) -> bool:
+    if not CORPUS_SHAPE.ok(r):
+        return False
+    assert isinstance(r, dict)
+    return (ID.ok(r["id"]) and TEXT.ok(r["text"]) and _optional(r, "title", TITLE.ok)
+            and _optional(r, "type", TYPE.ok) and _optional(r, "status", _status)
+            and _optional(r, "snapshot", SNAPSHOT.ok) and _optional(r, "metadata", _is_dict))
+
+
+def _status(v: object) -> bool:
+    return type(v) is str and v in STATUS
+
+
+def _is_dict(v: object) -> bool:
+    return type(v) is dict
+
+
+def run_record(r: object) -> bool:
+    if not RUN_SHAPE.ok(r):
+        return False
+    assert isinstance(r, dict)
+    ranking = r["ranking"]
+    return (ID.ok(r["query_id"]) and type(ranking) is list and len(ranking) <= RANKING_MAX
+            and ID.all_ok(ranking) and _optional(r, "snapshot", SNAPSHOT.ok))
+
+
+def gold_query(r: object) -> bool:
+    if not QUERY_SHAPE.ok(r):
+        return False
+    assert isinstance(r, dict)
+    return (ID.ok(r["query_id"]) and _optional(r, "query", QUERY_TEXT.ok) and _relevant_ok(r["relevant"])
+            and _optional(r, "snapshot", SNAPSHOT.ok) and _optional(r, "metadata", _is_dict))
+
+
+def _relevant_ok(rel: object) -> bool:
+    if type(rel) is not dict:
+        return False
+    return ID.all_ok(list(rel)) and grades_ok(list(rel.values()))
+
+
+def grades_ok(grades: list) -> bool:
+    """Every grade an integer on the schema's scale (the types of every
+    grade, not of a set of them: True == 1 == 1.0)."""
+    return not grades or (set(map(type, grades)) == {int} and GRADE_MIN <= min(grades)
+                          and max(grades) <= GRADE_MAX)
+
+
+# ---------------------------------------------------------------- a block of records
+
+
+def _columns(values: list) -> dict[str, list] | None:
+    """The fields of a block of top-level objects (pair tuples) as columns,
+    ``{key: values in line order}``, when every object has the same keys in
+    the same order (what an export writes; C passes over the block instead of
+    a dict per record); None when the shapes differ. ValueError for a line
+    that is not an object or an object that repeats a key."""
+    if set(map(type, values)) != {tuple}:
+        raise ValueError("not an object")
+    n = len(values[0])
+    if set(map(len, values)) != {n}:
+        return None
+    columns = {}
+    for j in range(n):
+        pairs = list(map(itemgetter(j), values))
+        keys = set(map(_KEY, pairs))
+        if len(keys) != 1:
+            return None
+        key = keys.pop()
+        if key in columns:
+            raise ValueError("duplicate key")
+        columns[key] = list(map(_VALUE, pairs))
+    return columns
+
+
+def dict_columns(values: list, optional: tuple[str, ...]) -> dict[str, list]:
+    """:func:`_columns` for a block whose objects differ in shape: one dict
+    per record (``objects``: Slow on a repeated key). A required key missing
+    from a record is a KeyError; an ``optional`` key is a column of None where
+    absent (ValueError where a record has it as JSON null), left out when no
+    record has it."""
+    recs = objects(values)
+    columns = {}
+    for key in set(chain.from_iterable(recs)):
+        if key in optional:
+            column = list(map(dict.get, recs, repeat(key)))
+            if None in column and sum(map(dict.__contains__, recs, repeat(key))) != len(column) - column.count(None):
+                raise ValueError(key)
+        else:
+            column = list(map(dict.__getitem__, recs, repeat(key)))
+        columns[key] = column
+    return columns
+
+
+def block_columns(values: list, shape: Shape) -> dict[str, list]:
+    """The columns of a block: every key allowed, every required one
+    present, no optional column holding a JSON null (see :func:`dict_columns`)."""
+    columns = _columns(values)
+    if columns is None:
+        columns = dict_columns(values, shape.optional)
+    elif any(None in columns[key] for key in shape.optional if key in columns):
+        raise ValueError("null")
+    if not shape.allowed.issuperset(columns):
+        raise ValueError("key")
+    for key in shape.required:
+        columns[key]  # KeyError: a required field missing from every record
+    return columns
+
+
+def present(values: list | None) -> list:
+    """The values of an optional column where a record has one."""
+    if values is None:
+        return []
+    return [v for v in values if v is not None] if None in values else values
+
+
+def each_distinct(values: list, check: Callable[[object], bool], key: str) -> None:
+    """``check`` each distinct value present (a block holds a handful);
+    ValueError on a failure, TypeError on an unhashable value (invalid too)."""
+    for v in set(values):
+        if v is not None and not check(v):
+            raise ValueError(key)
+
+
+def sized(values: list, kind: type, limit: int) -> bool:
+    """Every one of ``values`` (at least one) is a ``kind`` of at most
+    ``limit`` items; two passes in C."""
+    return set(map(type, values)) == {kind} and max(map(len, values)) <= limit
+
+
+def snapshots_and_metadata(columns: dict, n: int) -> list:
+    """The snapshot column (None where absent), every snapshot and metadata
+    value checked; ValueError (or Slow) if one is invalid."""
+    snaps = columns.get("snapshot") or [None] * n
+    each_distinct(snaps, SNAPSHOT.ok, "snapshot")
+    for v in present(columns.get("metadata")):
+        if type(v) is not tuple:
+            raise ValueError("metadata")
+        thaw(v)  # a duplicate key inside is invalid JSON
+    return snaps
+
+
+def corpus_block(values: list) -> tuple[list, list, list, list]:
+    """:func:`corpus_record` for a block of lines at once: ``(ids, types,
+    statuses, snapshots)`` (None where a document has no type or snapshot);
+    ValueError (or KeyError, TypeError, Slow) if any record is invalid."""
+    columns = block_columns(values, CORPUS_SHAPE)
+    n = len(values)
+    ids, texts = columns["id"], columns["text"]
+    if not ID.all_ok(ids) or not (set(map(type, texts)) == {str} and TEXT.all_ok(texts)):
+        raise ValueError("id or text")
+    if not TITLE.all_ok(present(columns.get("title"))):
+        raise ValueError("title")
+    types = columns.get("type") or [None] * n
+    each_distinct(types, TYPE.ok, "type")
+    statuses = columns.get("status") or ["active"] * n
+    if None in statuses:  # absent from some records: the default
+        statuses = ["active" if s is None else s for s in statuses]
+    if not STATUS.issuperset(statuses):
+        raise ValueError("status")
+    return ids, types, statuses, snapshots_and_metadata(columns, n)
+
+
+def run_block(values: list, ranked: set) -> tuple[list, list, list]:
+    """:func:`run_record` for a block of run lines at once, except the id
+    rule for ranked ids: checked once per distinct id, on ``ranked`` (which
+    collects them), by :func:`ranked_ids_ok` at the end. Returns
+    ``(query_ids, rankings, snapshots)``; raises ValueError (or KeyError,
+    TypeError, Slow) if any line is invalid or ranks a document twice."""
+    columns = block_columns(values, RUN_SHAPE)
+    qids, rankings = columns["query_id"], columns["ranking"]
+    if not ID.all_ok(qids) or not sized(rankings, list, RANKING_MAX):
+        raise ValueError("query_id or ranking")
+    # TypeError on an unhashable item. The small sets first: they cache each
+    # id's hash while the ids are in cache, and adding hashed ids to the big
+    # set is then 2x faster (measured); merging them set into set skips the
+    # lookups of the hashes (15% less).
+    sets = list(map(set, rankings))
+    if sum(map(len, sets)) != sum(map(len, rankings)):
+        raise ValueError("a document twice in a ranking")
+    ranked.update(*sets)
+    snaps = columns.get("snapshot") or [None] * len(values)
+    each_distinct(snaps, SNAPSHOT.ok, "snapshot")
+    return qids, rankings, snaps
+
+
+def gold_block(values: list) -> tuple[list, list, list, list]:
+    """:func:`gold_query` for a block of JSONL gold lines at once:
+    ``(query_ids, relevant, queries, snapshots)`` with each ``relevant`` a
+    dict (None where a line has no query or snapshot); ValueError (or
+    KeyError, TypeError, Slow) if any line is invalid."""
+    columns = block_columns(values, QUERY_SHAPE)
+    n = len(values)
+    labels = columns["relevant"]
+    if not ID.all_ok(columns["query_id"]) or set(map(type, labels)) != {tuple}:
+        raise ValueError("query_id or relevant")
+    relevant = list(map(dict, labels))
+    if list(map(len, relevant)) != list(map(len, labels)):
+        raise ValueError("a document judged twice")
+    if not ID.all_ok(list(chain.from_iterable(relevant))):
+        raise ValueError("relevant")
+    if not grades_ok(list(chain.from_iterable(map(dict.values, relevant)))):
+        raise ValueError("grade")
+    queries = columns.get("query") or [None] * n
+    if not QUERY_TEXT.all_ok(present(queries)):
+        raise ValueError("query")
+    return columns["query_id"], relevant, queries, snapshots_and_metadata(columns, n)
+
+
+def ranked_ids_ok(ranked: set) -> bool:
+    """The id rule of :func:`run_record` for every distinct ranked id."""
+    return ID.all_ok(list(ranked))

@@ -1,0 +1,99 @@
+"""The fast JSONL readers: a block of lines at a time, every check one pass
+in C over the block (:mod:`inputs.checks`). A fast reader either returns
+exactly what the exact reader returns for the same file (digest included)
+or gives up (:class:`Slow`) at the first thing it does not handle — any
+problem among them — and the exact reader reads the file from the start and
+words the messages. Never a problem of its own. Why: the exact readers take
+~2.2x the time of parsing (README, "Performance"); ``tests/test_fastread.py``
+proves the equality on generated files, every single-field fault and all of
+JSONTestSuite.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import partial
+from itertools import compress, repeat
+from operator import ne
+
+from rag_corpus_check.inputs.checks import corpus_block, gold_block, ranked_ids_ok, run_block
+from rag_corpus_check.inputs.corpus import fingerprint, line_sum
+from rag_corpus_check.inputs.records import Corpus, Gold, GoldQuery, Run, RunQuery
+from rag_corpus_check.progress import current as current_progress
+from rag_corpus_check.safe_io import Limits, file_size
+from rag_corpus_check.safe_io.scanner import Slow, jsonl_blocks
+
+
+def checked_blocks(real, file, limits, hasher, check):
+    """``(first_line, raw_lines, count, check(records))`` per block;
+    :class:`Slow` when ``check`` finds a record invalid."""
+    for first, raw_lines, values in jsonl_blocks(real, file, limits, hasher):
+        try:
+            checked = check(values)
+        except (KeyError, TypeError, ValueError):
+            raise Slow from None
+        yield first, raw_lines, len(values), checked
+
+
+def read_corpus(real: str, file: str, limits: Limits, hasher=None) -> Corpus:
+    corpus = Corpus(file=file, lines=None)  # no blank lines here: document i is on line i + 1
+    count, total = 0, 0
+    snapshots: Counter = Counter()
+    progress = current_progress()
+    total_bytes, done_bytes = file_size(real), 0
+    label = f"reading {file}"
+    for first, raw_lines, n, (ids, types, statuses, snaps) in checked_blocks(real, file, limits, hasher,
+                                                                             corpus_block):
+        count += n
+        _add_block(corpus, ids, types, statuses, snaps)
+        snapshots.update(snaps)
+        total += line_sum(raw_lines)
+        done_bytes += sum(map(len, raw_lines)) + n
+        progress.block(label, first + n - 1, part=(done_bytes, total_bytes))
+    if len(corpus.docs) != count:
+        raise Slow  # an id twice (the second overwrote the first): the exact reader says where
+    snapshots.pop(None, None)
+    corpus.snapshots = dict(snapshots)
+    corpus.fingerprint = fingerprint(total, count)
+    return corpus
+
+
+def _add_block(corpus: Corpus, ids: list, types: list, statuses: list, snaps: list) -> None:
+    keys = list(zip(types, statuses, snaps, strict=True))
+    for key in set(keys).difference(corpus.shared):
+        corpus.doc(*key)
+    corpus.docs.update(zip(ids, map(corpus.shared.__getitem__, keys), strict=True))
+    if len(set(statuses)) > 1 or statuses[0] != "active":
+        corpus.inactive.update(compress(ids, map(ne, statuses, repeat("active"))))
+
+
+def read_gold(real: str, file: str, limits: Limits, hasher=None) -> Gold:
+    """JSONL gold (a question per line)."""
+    gold = Gold(file=file, format="jsonl")
+    queries = gold.queries
+    for first, _raw, n, (qids, relevant, texts, snaps) in checked_blocks(real, file, limits, hasher, gold_block):
+        if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
+            raise Slow  # a question twice
+        # Every label of a JSONL question is on its line: no label lines.
+        no_lines = map(dict, repeat((), n))
+        queries.update(zip(qids, map(GoldQuery, qids, range(first, first + n), relevant, no_lines, texts, snaps),
+                           strict=True))
+    return gold
+
+
+def read_run(real: str, file: str, limits: Limits, hasher=None) -> Run:
+    """A JSONL run."""
+    run = Run(file=file, format="jsonl", ranked=set())
+    queries = run.queries
+    assert run.ranked is not None
+    progress = current_progress()
+    label = f"reading {file}"
+    check = partial(run_block, ranked=run.ranked)
+    for first, _raw, n, (qids, rankings, snaps) in checked_blocks(real, file, limits, hasher, check):
+        if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
+            raise Slow  # a question twice
+        queries.update(zip(qids, map(RunQuery, qids, range(first, first + n), rankings, snaps), strict=True))
+        progress.block(label, first + n - 1)
+    if not ranked_ids_ok(run.ranked):
+        raise Slow
+    return run

@@ -1,0 +1,198 @@
+"""What the readers keep of each input: plain records, never document text.
+
+:class:`CorpusView` is what the rest of the check may ask of a corpus; a
+:class:`Corpus` answers it from the documents it holds, and a corpus read in a
+second process answers the same questions there (:mod:`inputs.child`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from itertools import chain, compress, count, filterfalse, repeat
+from operator import attrgetter
+from typing import Protocol
+
+from rag_corpus_check.text import odd_ids
+
+NO_TYPE = "(no type)"
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """What the checks need of a document. Documents with the same type,
+    status and snapshot share one Doc (a million documents hold a handful)."""
+
+    type: str | None
+    status: str
+    snapshot: str | None
+
+
+@dataclass
+class Facts:
+    """Of the labelled ids: the unknown (None) and the inactive (their Doc),
+    with the line of each inactive one; of the ranked ids: the unknown."""
+
+    suspects: dict[str, Doc | None]
+    lines: dict[str, int]
+    unknown: set[str]
+
+
+class CorpusView(Protocol):
+    """What the checks and the report may ask of a corpus."""
+
+    file: str
+    fingerprint: str | None
+    snapshots: dict[str, int]  # declared snapshot label -> documents
+
+    @property
+    def count(self) -> int: ...
+
+    def facts(self, labelled: Collection[str], ranked: Collection[str]) -> Facts: ...
+
+    def type_counts(self, doc_ids: list[str], unjudged: list[bool]) -> tuple[Counter, Counter]: ...
+
+    def odd_ids(self) -> list[tuple[str, str, int]]: ...
+
+    def ids(self) -> set[str]: ...
+
+
+@dataclass
+class Corpus:
+    """A corpus held in this process (it implements :class:`CorpusView`)."""
+
+    file: str
+    docs: dict[str, Doc] = field(default_factory=dict)
+    # id -> line in the file; None when documents are on lines 1, 2, 3, …
+    # in order (what the fast reader takes), see line().
+    lines: dict[str, int] | None = field(default_factory=dict)
+    inactive: set[str] = field(default_factory=set)  # ids whose status is not active
+    fingerprint: str | None = None
+    snapshots: dict[str, int] = field(default_factory=dict)
+    # (type, status, snapshot) -> the one Doc with those values
+    shared: dict[tuple, Doc] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def count(self) -> int:
+        return len(self.docs)
+
+    def doc(self, dtype: str | None, status: str, snapshot: str | None) -> Doc:
+        """The shared Doc for these values."""
+        key = (dtype, status, snapshot)
+        doc = self.shared.get(key)
+        if doc is None:
+            doc = self.shared[key] = Doc(*key)
+        return doc
+
+    def line(self, doc_id: str) -> int:
+        """The line of a document (for messages, which are rare: the table is
+        built on the first call)."""
+        if self.lines is None:
+            self.lines = dict(zip(self.docs, range(1, len(self.docs) + 1), strict=True))
+        return self.lines[doc_id]
+
+    def ids(self) -> set[str]:
+        return set(self.docs)
+
+    def facts(self, labelled: Collection[str], ranked: Collection[str]) -> Facts:
+        """What the checks need to know of the labelled and the ranked ids
+        (one lookup each, in C, without making a set of them first)."""
+        docs = self.docs
+        unknown_labels = filterfalse(docs.__contains__, labelled)
+        inactive_labels = filter(self.inactive.__contains__, labelled) if self.inactive else ()
+        suspects = {d: docs.get(d) for d in chain(unknown_labels, inactive_labels)}
+        lines = self.lines_of({d for d, doc in suspects.items() if doc is not None})
+        return Facts(suspects, lines, set(filterfalse(docs.__contains__, ranked)))
+
+    def lines_of(self, doc_ids: set[str]) -> dict[str, int]:
+        """The lines of a few documents, without the table of every line
+        (0.3 s at 1M documents) unless it exists or most are wanted."""
+        if self.lines is not None or len(doc_ids) * 8 > len(self.docs):
+            return {d: self.line(d) for d in doc_ids}
+        wanted = list(map(doc_ids.__contains__, self.docs))  # one C pass
+        return dict(zip(compress(self.docs, wanted), compress(count(1), wanted), strict=True))
+
+    def type_counts(self, doc_ids: list[str], unjudged: list[bool]) -> tuple[Counter, Counter]:
+        """How many of ``doc_ids`` per document type (NO_TYPE: a document
+        without one, or an id not in the corpus), and how many of those where
+        ``unjudged`` is true. One lookup per id, in C."""
+        types = list(map(_TYPE, map(self.docs.get, doc_ids, repeat(_UNKNOWN))))
+        return _no_type(Counter(types)), _no_type(Counter(compress(types, unjudged)))
+
+    def odd_ids(self) -> list[tuple[str, str, int]]:
+        """(id, why, line) of the ids that hold invisible characters or look
+        like another id (:func:`text.odd_ids`)."""
+        odd = odd_ids(self.docs, self.docs)
+        lines = self.lines_of({d for d, _ in odd}) if odd else {}
+        return [(d, why, lines[d]) for d, why in odd]
+
+
+def _no_type(counts: Counter) -> Counter:
+    if None in counts:
+        counts[NO_TYPE] += counts.pop(None)
+    return counts
+
+
+class _Unknown:
+    type = None
+
+
+_UNKNOWN = _Unknown()  # an id missing from the corpus: counted without a type
+_TYPE = attrgetter("type")
+
+
+@dataclass
+class GoldQuery:
+    query_id: str
+    line: int | None
+    relevant: dict[str, int]
+    label_lines: dict[str, int | None]
+    text: str | None = None
+    snapshot: str | None = None
+
+
+@dataclass
+class Gold:
+    file: str
+    format: str = "yaml"
+    queries: dict[str, GoldQuery] = field(default_factory=dict)
+    snapshot: str | None = None
+    snapshot_line: int | None = None
+
+    def grades(self) -> dict[str, dict[str, int]]:
+        """question -> its judged grades."""
+        return {qid: q.relevant for qid, q in self.queries.items()}
+
+
+@dataclass(slots=True)
+class RunQuery:
+    query_id: str
+    line: int | None
+    ranking: list[str]
+    snapshot: str | None = None
+
+
+@dataclass
+class Run:
+    file: str
+    format: str
+    queries: dict[str, RunQuery] = field(default_factory=dict)
+    # Every ranked id, once, when the reader collected them (while they were
+    # in cache: 3x cheaper than a pass afterwards); else None.
+    ranked: set[str] | None = None
+
+    def rankings(self) -> dict[str, list[str]]:
+        """question -> its ranking."""
+        return {qid: q.ranking for qid, q in self.queries.items()}
+
+    def ranked_ids(self) -> set[str]:
+        if self.ranked is None:
+            self.ranked = set(chain.from_iterable(q.ranking for q in self.queries.values()))
+        return self.ranked
+
+    def only(self, keep: Iterable[str]) -> None:
+        """Keep only the questions in ``keep`` (one shard's)."""
+        keep = set(keep)
+        self.queries = {q: v for q, v in self.queries.items() if q in keep}
+        self.ranked = None  # held the other questions' ids too

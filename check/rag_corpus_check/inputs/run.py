@@ -1,0 +1,120 @@
+"""The exact run readers: JSONL (a ranked list per line) and TREC runs
+(``qid Q0 docid rank score tag``, ordered as trec_eval orders them)."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from rag_corpus_check import problems as P
+from rag_corpus_check.inputs.checks import run_record
+from rag_corpus_check.inputs.records import Run, RunQuery
+from rag_corpus_check.inputs.validity import schema_ok, trec_id_problem
+from rag_corpus_check.progress import current as current_progress
+from rag_corpus_check.safe_io import Limits, iter_jsonl, iter_text_lines
+from rag_corpus_check.text import safe_text
+
+EXTENSIONS = {".jsonl": "jsonl", ".run": "trec", ".trec": "trec"}
+_SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def run_format(path: str, declared: str) -> str | None:
+    return declared if declared != "auto" else EXTENSIONS.get(os.path.splitext(path)[1].lower())
+
+
+def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None) -> Run:
+    run = Run(file=file, format=fmt)
+    if fmt == "trec":
+        _read_trec(real, file, limits, problems, run, hasher)
+    else:
+        _read_jsonl(real, file, limits, problems, run, hasher)
+    return run
+
+
+def _read_jsonl(real, file, limits, problems, run, hasher) -> None:
+    progress = current_progress()
+    label = f"reading {file}"
+    for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
+        progress.tick(label, line, unit="lines")
+        if not isinstance(rec, dict):
+            problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
+        elif schema_ok(problems, ("run", ""), rec, file, line, fast=run_record) and _new(run, rec, file, line, problems):
+            run.queries[rec["query_id"]] = RunQuery(rec["query_id"], line, list(rec["ranking"]), rec.get("snapshot"))
+
+
+def _new(run: Run, rec: dict, file: str, line: int, problems: P.Problems) -> bool:
+    """A question not seen before whose ranking holds no document twice."""
+    qid = rec["query_id"]
+    if qid in run.queries:
+        problems.add(P.CONSISTENCY, f"duplicate question id in the run (first on line {run.queries[qid].line})",
+                     file=file, line=line, id=qid)
+        return False
+    ranking = rec["ranking"]
+    if len(set(ranking)) == len(ranking):  # the common case, checked in C
+        return True
+    seen: dict[str, int] = {}
+    for pos, d in enumerate(ranking, 1):
+        if d in seen:
+            problems.add(
+                P.CONSISTENCY,
+                f"document appears twice in the ranking of question `{safe_text(qid, 60)}` (positions "
+                f"{seen[d]} and {pos}); a duplicate must not count as two pieces of evidence — "
+                "deduplicate the ranking",
+                file=file, line=line, id=d,
+            )
+            return False
+        seen[d] = pos
+    return True
+
+
+def _read_trec(real, file, limits, problems, run, hasher=None) -> None:
+    rows: dict[str, list] = {}
+    first_line: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
+    bad: set[str] = set()
+    for line, text in iter_text_lines(real, file, limits, hasher):
+        row = _trec_row(text, file, line, problems)
+        if row is None:
+            continue
+        qid, doc_id, score = row
+        if score is None:
+            bad.add(qid)
+        elif (qid, doc_id) in seen:
+            problems.add(
+                P.CONSISTENCY,
+                f"document appears twice in the ranking of question `{safe_text(qid, 60)}` "
+                f"(lines {seen[(qid, doc_id)]} and {line}) — deduplicate the run",
+                file=file, line=line, id=doc_id,
+            )
+            bad.add(qid)
+        else:
+            seen[(qid, doc_id)] = line
+            rows.setdefault(qid, []).append((score, doc_id))
+            first_line.setdefault(qid, line)
+    for qid, items in rows.items():
+        if qid not in bad:
+            # trec_eval's order: score descending, ties by docno descending
+            # (byte order); the rank column is ignored.
+            items.sort(key=lambda t: (t[0], t[1].encode("utf-8", "surrogatepass")), reverse=True)
+            run.queries[qid] = RunQuery(qid, first_line[qid], [d for _, d in items])
+
+
+def _trec_row(text: str, file: str, line: int, problems: P.Problems) -> tuple[str, str, float | None] | None:
+    """(qid, docid, score) of a TREC run line; score None for a line whose ids
+    are invalid (the question is then left out); None for a line to skip."""
+    parts = text.split()
+    if len(parts) != 6:
+        problems.add(P.PARSE, f"a TREC run line needs 6 fields `qid Q0 docid rank score tag`, found {len(parts)}",
+                     file=file, line=line)
+        return None
+    qid, _q0, doc_id, _rank, score_s, _tag = parts
+    if trec_id_problem(problems, qid, "question id", file, line) or trec_id_problem(
+            problems, doc_id, "document id", file, line):
+        return qid, doc_id, None
+    # float() also reads "١٢", "1_0" and " inf": take the ASCII forms only.
+    score = float(score_s) if _SCORE.fullmatch(score_s) else math.nan
+    if not math.isfinite(score):
+        problems.add(P.PARSE, "the score must be a finite number", file=file, line=line, id=doc_id)
+        return None
+    return qid, doc_id, score

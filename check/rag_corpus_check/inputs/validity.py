@@ -1,0 +1,41 @@
+"""Schema problems of one record, reported with file, line and a safe id."""
+
+from __future__ import annotations
+
+from rag_corpus_check import problems as P
+from rag_corpus_check.inputs.checks import ID
+from rag_corpus_check.safe_io import line_of
+from rag_corpus_check.schemas import describe_error, error_path, errors
+
+
+def record_id(record) -> str | None:
+    """The id a record gives itself, to name it in a message."""
+    if isinstance(record, dict):
+        for key in ("id", "query_id"):
+            v = record.get(key)
+            if isinstance(v, str):
+                return v
+    return None
+
+
+def schema_ok(problems: P.Problems, schema: tuple[str, str], record, file: str, line: int | None,
+              doc_for_lines=None, fast=None) -> bool:
+    """True when ``record`` is valid against ``schema`` (name, fragment).
+    ``fast`` (from :mod:`inputs.checks`) accepts valid records quickly;
+    anything it rejects is validated by jsonschema, which words the messages."""
+    if fast is not None and fast(record):
+        return True
+    errs = errors(schema[0], record, schema[1])
+    for err in errs:
+        ln = line_of(doc_for_lines, error_path(err)) if doc_for_lines is not None else line
+        problems.add(P.SCHEMA, describe_error(err), file=file, line=ln or line, id=record_id(record))
+    return not errs
+
+
+def trec_id_problem(problems: P.Problems, value: str, what: str, file: str, line: int) -> bool:
+    """A TREC file's id (a whitespace-free token) against the schemas' id rule."""
+    if ID.ok(value):
+        return False
+    problems.add(P.SCHEMA, f"{what} is longer than {ID.high} characters or contains control characters",
+                 file=file, line=line, id=value)
+    return True

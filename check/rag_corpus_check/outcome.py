@@ -1,0 +1,98 @@
+"""What a check found: the typed outcome every reporter reads, and the one
+function that decides the verdict and the exit code (:func:`decide`) — for a
+check, a shard, merged shards and ``--advisory`` alike."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rag_corpus_check import __version__
+from rag_corpus_check import problems as P
+from rag_corpus_check.context import Context
+
+if TYPE_CHECKING:
+    from rag_corpus_check.compare import Comparison
+    from rag_corpus_check.config import Config
+    from rag_corpus_check.evaluate import Evaluation
+    from rag_corpus_check.gate import ThresholdResult
+    from rag_corpus_check.inputs import CorpusView, Gold, Run
+    from rag_corpus_check.retrieve_command import CommandResult
+    from rag_corpus_check.rules import Rules
+
+PASS, FAIL, INVALID, ERROR = "pass", "fail", "invalid", "error"
+PARTIAL = "partial"  # one shard of a sharded run: valid, measured, not gated
+EXIT_CODES = {PASS: 0, FAIL: 1, INVALID: 2, ERROR: 3, PARTIAL: 0}
+
+
+@dataclass
+class Retrieval:
+    """How the run was produced when no committed run was scored."""
+
+    info: dict  # type and parameters, as the results file shows them
+    command: CommandResult | None = None  # a retriever command's result
+
+
+@dataclass
+class BaseResult:
+    """The comparison with a base revision (``--base``)."""
+
+    rev: str
+    sha: str | None = None
+    notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
+    comparison: Comparison | None = None
+
+
+@dataclass
+class Outcome:
+    problems: P.Problems
+    context: Context = field(default_factory=Context)
+    verdict: str = INVALID
+    exit_code: int = EXIT_CODES[INVALID]  # the verdict's code (in the results file)
+    exit_status: int = EXIT_CODES[INVALID]  # the process's (0 for a failed gate with --advisory)
+    config: Config | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # display path -> sha256, in reading order
+    corpus: CorpusView | None = None
+    gold: Gold | None = None
+    run: Run | None = None
+    retrieval: Retrieval | None = None
+    evaluation: Evaluation | None = None
+    irrelevant_by_type: list[dict] = field(default_factory=list)
+    thresholds: list[ThresholdResult] = field(default_factory=list)
+    rules: Rules | None = None  # which rules applied (None: no config to take them from)
+    base: BaseResult | None = None
+    advisory: bool = False
+    stage: str | None = None  # where an internal error happened
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+    @property
+    def rules_source(self) -> str | None:
+        return self.rules.source if self.rules else None
+
+
+def decide(out: Outcome, *, shard: bool = False) -> Outcome:
+    """The verdict: invalid on any input error or when nothing was measured
+    (no thresholds applied), fail when a threshold fails or the PR loosened
+    the rules without a reason, partial for one shard (only the merge
+    gates), else pass. ``--advisory`` turns a failed gate's exit status into
+    0; the verdict stays ``fail``."""
+    measured = out.evaluation is not None and not out.problems.has_errors()
+    if not measured:
+        verdict = INVALID
+    elif not all(t.passed for t in out.thresholds) or (out.rules is not None and out.rules.violated):
+        verdict = PARTIAL if shard else FAIL
+    else:
+        verdict = PARTIAL if shard else PASS
+    out.verdict = verdict
+    out.exit_code = EXIT_CODES[verdict]
+    out.exit_status = 0 if out.advisory and verdict == FAIL else out.exit_code
+    out.stage = None
+    return out
+
+
+def environment() -> dict:
+    return {"tool_version": __version__, "python": platform.python_version()}

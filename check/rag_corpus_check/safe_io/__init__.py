@@ -1,0 +1,30 @@
+"""The only place input files are opened and parsed (see THREATS.md):
+:mod:`paths` (path rules, size caps), :mod:`jsontext` (strict JSON, JSONL and
+TREC lines), :mod:`yamltext` (safe YAML with lines), :mod:`digest` (input
+digests) and :mod:`scanner` (the fast JSONL scanner)."""
+
+from rag_corpus_check.safe_io.digest import Sha256, restart, sha256_file
+from rag_corpus_check.safe_io.jsontext import (
+    decode_utf8,
+    iter_jsonl,
+    iter_text_lines,
+    load_json_document,
+    loads_strict,
+)
+from rag_corpus_check.safe_io.paths import (
+    CONFIG_MAX_BYTES,
+    MAX_DOCUMENT_BYTES,
+    InputError,
+    Limits,
+    file_size,
+    open_regular,
+    read_bytes,
+    resolve_input,
+)
+from rag_corpus_check.safe_io.yamltext import LineDict, LineList, line_of, load_yaml
+
+__all__ = [
+    "CONFIG_MAX_BYTES", "MAX_DOCUMENT_BYTES", "InputError", "LineDict", "LineList", "Limits", "Sha256",
+    "decode_utf8", "file_size", "iter_jsonl", "iter_text_lines", "line_of", "load_json_document",
+    "load_yaml", "loads_strict", "open_regular", "read_bytes", "resolve_input", "restart", "sha256_file",
+]

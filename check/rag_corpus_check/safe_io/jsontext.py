@@ -1,0 +1,205 @@
+"""Text decoding, strict JSON and the line readers of JSONL and TREC files.
+
+Readers split JSONL on ``\\n`` only, reject duplicate keys, NaN/Infinity,
+overflowing numbers and lone surrogates, and report every failure as an
+:class:`InputError` with its line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+import re
+from collections.abc import Iterator
+
+from rag_corpus_check.safe_io.paths import InputError, Limits, _refused, open_regular, read_bytes
+from rag_corpus_check.text import safe_text
+
+# ---------------------------------------------------------------- text decoding
+
+
+def decode_utf8(raw: bytes, display: str, line: int | None) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        col = exc.start + 1
+        raise InputError(
+            "parse",
+            f"invalid UTF-8 at byte {col} of the line; save the file as UTF-8",
+            file=display,
+            line=line,
+        ) from None
+    return text
+
+
+def _check_bom(raw: bytes, display: str) -> bytes:
+    if raw.startswith(codecs.BOM_UTF8):
+        return raw[len(codecs.BOM_UTF8) :]
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise InputError(
+            "parse", "the file is UTF-16; save it as UTF-8", file=display, line=1
+        )
+    return raw
+
+
+# ---------------------------------------------------------------- strict JSON
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON (non-finite numbers are not allowed)")
+
+
+def _parse_float(s: str) -> float:
+    v = float(s)
+    if not math.isfinite(v):
+        raise ValueError("a number is too large to represent (overflows to infinity)")
+    return v
+
+
+def _pairs(pairs: list) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"duplicate key `{safe_text(k, 60)}` in one object")
+            seen.add(k)
+    return d
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=_reject_constant, parse_float=_parse_float
+)
+
+
+# A `\uD800`-`\uDFFF` escape: JSON can spell a lone UTF-16 surrogate, which is
+# not Unicode text (it cannot be written as UTF-8: the results file would fail).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _SURROGATE.search(v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):  # tuples: pairs from the fast reader
+            stack.extend(v)
+    return False
+
+
+def loads_strict(text: str, display: str, line: int | None):
+    """json.loads with duplicate keys, NaN/Infinity, overflow and lone
+    surrogates rejected, and every failure (including deep nesting) turned
+    into an InputError."""
+    try:
+        value = _DECODER.decode(text)
+        if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(value):
+            raise InputError(
+                "parse",
+                "invalid JSON: a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF "
+                "escape without its pair), which is not Unicode text",
+                file=display, line=line,
+            )
+        return value
+    except json.JSONDecodeError as exc:
+        # exc.msg describes the syntax error; it does not echo the input.
+        ln = line if line is not None else exc.lineno
+        raise InputError(
+            "parse", f"invalid JSON: {exc.msg} (column {exc.colno})", file=display, line=ln
+        ) from None
+    except RecursionError:
+        raise InputError("limit", "JSON nested too deeply", file=display, line=line) from None
+    except ValueError as exc:
+        # Our own hooks, and int() over 4300 digits.
+        msg = str(exc)
+        if "Exceeds the limit" in msg or "int string conversion" in msg:
+            msg = "an integer has too many digits"
+        raise InputError("parse", f"invalid JSON: {msg}", file=display, line=line) from None
+
+
+def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, bytes)`` of each line, split on ``\\n`` only, without
+    its line ending (``\\n`` or ``\\r\\n``) and without a UTF-8 BOM on line 1.
+    Enforces the file, line and record limits; blank lines (spaces, tabs, CR)
+    are skipped and do not count as records. ``hasher`` is fed every byte
+    read; it holds the file's digest once the lines are exhausted."""
+    with open_regular(real, display, limits.max_file_bytes) as f:
+        lineno = 0
+        total = 0
+        records = 0
+        while True:
+            raw = f.readline(limits.max_line_bytes + 1)
+            if not raw:
+                break
+            if hasher is not None:
+                hasher.update(raw)
+            lineno += 1
+            total += len(raw)
+            if total > limits.max_file_bytes:
+                raise _refused(f, InputError(
+                    "limit", f"file is over the limit of {limits.max_file_bytes} bytes "
+                    "(raise `limits.max_file_bytes` in the config if this is intended)",
+                    file=display, line=lineno,
+                ))
+            if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
+                raise _refused(f, InputError(
+                    "limit",
+                    f"line is longer than {limits.max_line_bytes} bytes "
+                    "(raise `limits.max_line_bytes` in the config if this is intended)",
+                    file=display, line=lineno,
+                ))
+            if lineno == 1:
+                raw = _check_bom(raw, display)
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+            if not raw.strip(b" \t\r"):
+                continue
+            records += 1
+            if records > limits.max_records:
+                raise _refused(f, InputError(
+                    "limit",
+                    f"more than {limits.max_records} records "
+                    "(raise `limits.max_records` in the config if this is intended)",
+                    file=display, line=lineno,
+                ))
+            yield lineno, raw
+
+
+def iter_jsonl(
+    real: str, display: str, limits: Limits, with_raw: bool = False, hasher=None
+) -> Iterator[tuple]:
+    """Yield ``(line_number, value)`` per non-blank line (with ``with_raw``,
+    ``(line_number, value, line_bytes)``). Lines are split on ``\\n`` only
+    (U+2028 and U+0085 are valid inside JSON strings); CRLF is accepted."""
+    for lineno, raw in _lines(real, display, limits, hasher):
+        text = decode_utf8(raw, display, lineno)
+        if with_raw:
+            yield lineno, loads_strict(text, display, lineno), raw
+        else:
+            yield lineno, loads_strict(text, display, lineno)
+
+
+def iter_text_lines(
+    real: str, display: str, limits: Limits, hasher=None
+) -> Iterator[tuple[int, str]]:
+    """Whitespace-separated text formats (TREC qrels and runs): yield
+    ``(line_number, line)`` for non-blank lines, decoded as UTF-8."""
+    for lineno, raw in _lines(real, display, limits, hasher):
+        text = decode_utf8(raw, display, lineno)
+        if text.strip():  # e.g. a line of only U+3000 or NBSP
+            yield lineno, text
+
+
+def load_json_document(real: str, display: str, limits: Limits, hasher=None):
+    raw = _check_bom(read_bytes(real, display, limits.max_yaml_bytes, hasher), display)
+    text = decode_utf8(raw, display, None)
+    return loads_strict(text, display, None), text
