@@ -329,3 +329,31 @@ def test_limits_have_maxima(repo, run_cli):
     _no_run(repo, "limits:\n  max_records: 1000000000000\n")
     code, out, err, results, _ = run_cli()
     assert code == 2 and results["problems"][0]["kind"] == "schema", out
+
+
+def test_the_same_question_text_is_searched_once(repo, run_cli, monkeypatch):
+    """A YAML gold set can repeat one long question through aliases: it is
+    tokenised and scored once, however many questions share it."""
+    from rag_corpus_check import retrieve
+
+    _no_run(repo)
+    gold = (repo / "gold.yaml").read_text(encoding="utf-8")
+    anchored = gold.replace('query: "', 'query: &q "', 1)
+    extra = "".join(f"  - query_id: alias-{i}\n    query: *q\n    relevant: {{faq-001: 1}}\n" for i in range(50))
+    write(repo / "gold.yaml", anchored.rstrip("\n") + "\n" + extra)
+    calls = []
+    real = retrieve.BM25Index.search
+    monkeypatch.setattr(retrieve.BM25Index, "search", lambda self, *a: calls.append(a) or real(self, *a))
+    code, out, *_ = run_cli()
+    assert code in (0, 1), out
+    assert len(calls) == 15  # 15 distinct texts, 65 questions
+
+
+def test_a_questions_file_past_its_cap_is_a_limit(repo, run_cli, monkeypatch):
+    from rag_corpus_check import retrieval
+
+    monkeypatch.setattr(retrieval, "MAX_QUESTIONS_BYTES", 1000)
+    _command_repo(repo, GOOD)
+    code, out, err, results, _ = run_cli(ALLOW)
+    assert code == 2 and results["problems"][0]["kind"] == "limit", out
+    assert "questions file for the retriever command" in results["problems"][0]["message"]

@@ -395,3 +395,121 @@ def test_events_on_the_allow_list_run(kb, tmp_path, capsys, monkeypatch, event):
     monkeypatch.setenv("GITHUB_EVENT_NAME", event)
     code, text, results, _ = check(tmp_path, capsys)
     assert code == 0, text
+
+
+# ---------------------------------------------------------------- found by an attacker after the first fix
+
+
+def _demo_copy(repo, lax: bool = True):
+    """examples/demo: a second knowledge base in the tree, with a lax config."""
+    demo = repo / "examples" / "demo"
+    shutil.copytree(EXAMPLE, demo)
+    if lax:
+        edit(demo / CONFIG, "  nDCG@5: 0.65", "  nDCG@5: 0.05")
+        for m in ("P@5: 0.25", "R@5: 0.65", "Judged@5: 0.8"):
+            edit(demo / CONFIG, f"  {m}", f"  {m.split(':')[0]}: 0")
+    return demo
+
+
+def _blank_policies(corpus):
+    rows = [json.loads(line) for line in corpus.read_text().splitlines()]
+    corpus.write_text("".join(json.dumps({**r, "title": "x", "text": "lorem ipsum"} if r["id"].startswith("policy")
+                                         else r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("how", ["--root", "cwd"])
+def test_a_checked_directory_swapped_for_a_symlink_keeps_its_rules(monorepo, tmp_path, capsys, monkeypatch, how):
+    """working-directory: kb. The PR replaces kb/ by a symlink to a lax
+    knowledge base elsewhere in the tree: the base's kb/ rules still apply,
+    and the swap is a rule change."""
+    _demo_copy(monorepo)
+    base = commit(monorepo, "base: kb/ strict, examples/demo lax")
+    _blank_policies(monorepo / "examples" / "demo" / "corpus.jsonl")
+    shutil.rmtree(monorepo / "kb")
+    (monorepo / "kb").symlink_to("examples/demo")
+    commit(monorepo, "kb is now examples/demo")
+    if how == "--root":
+        monkeypatch.chdir(monorepo)
+        argv = ["--root", "kb", "--base", base]
+        config = "kb/" + CONFIG
+    else:
+        monkeypatch.chdir(monorepo / "kb")  # the process's cwd is examples/demo
+        monkeypatch.setenv("PWD", str(monorepo / "kb"))  # the shell's: kb
+        argv, config = ["--base", base], CONFIG
+    code, text, results, _ = check(tmp_path, capsys, *argv, config=config)
+    assert code == 1, text
+    assert results["rules_source"] == "base"
+    loosened = results["comparison"]["rules"]["loosened"]
+    assert "the checked directory `kb` now resolves to `examples/demo` (at the base: `kb`)" in loosened, loosened
+
+
+def test_a_checked_directory_outside_the_checkout_is_refused(monorepo, tmp_path, capsys, monkeypatch):
+    shutil.rmtree(monorepo / "kb")
+    outside = tmp_path / "outside"
+    shutil.copytree(EXAMPLE, outside)
+    (monorepo / "kb").symlink_to(outside)
+    commit(monorepo, "kb leads out of the repository")
+    monkeypatch.chdir(monorepo)
+    code, text, results, _ = check(tmp_path, capsys, "--root", "kb", config="kb/" + CONFIG)
+    assert code == 2, text
+    assert "leads outside the repository" in messages(results)
+
+
+@pytest.mark.parametrize("key", ["corpus", "gold"])
+def test_another_corpus_or_gold_file_is_a_rule_change(kb, tmp_path, capsys, key):
+    """`corpus: corpus-eval.jsonl` (a copy) while corpus.jsonl, the file that
+    ships, is emptied: the paths the base measured are part of the rules."""
+    base = commit(kb, "base")
+    name = {"corpus": "corpus.jsonl", "gold": "gold.yaml"}[key]
+    copy = {"corpus": "corpus-eval.jsonl", "gold": "gold-eval.yaml"}[key]
+    shutil.copy(kb / name, kb / copy)
+    edit(kb / CONFIG, f"{key}: {name}", f"{key}: {copy}")
+    if key == "corpus":
+        _blank_policies(kb / name)
+    commit(kb, "measure a copy")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text
+    assert f"`{key}` now names `{copy}` (at the base: `{name}`)" in results["comparison"]["rules"]["loosened"]
+
+
+def test_a_symlinked_corpus_file_is_a_rule_change(kb, tmp_path, capsys):
+    base = commit(kb, "base")
+    shutil.copy(kb / "corpus.jsonl", kb / "corpus-eval.jsonl")
+    _blank_policies(kb / "corpus-eval.jsonl")
+    (kb / "corpus.jsonl").unlink()
+    (kb / "corpus.jsonl").symlink_to("corpus-eval.jsonl")
+    commit(kb, "corpus.jsonl now a symlink")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert "`corpus` now names `corpus-eval.jsonl` (at the base: `corpus.jsonl`)" in (
+        results["comparison"]["rules"]["loosened"]), text
+
+
+def test_rewritten_question_texts_are_a_gold_change(kb, tmp_path, capsys):
+    """With the built-in retriever the question text decides what is
+    retrieved: rewriting it is a change of the gold set, shown and warned."""
+    import yaml
+
+    base = commit(kb, "base")
+    _blank_policies(kb / "corpus.jsonl")
+    gold = yaml.safe_load((kb / "gold.yaml").read_text())
+    rows = {json.loads(line)["id"]: json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()}
+    text = (kb / "gold.yaml").read_text()
+    for q in gold["queries"]:
+        titles = " ".join(rows[d].get("title", "") for d in q["relevant"] if d in rows)
+        text = text.replace(f'query: "{q["query"]}"', f"query: {json.dumps(titles)}", 1)
+    (kb / "gold.yaml").write_text(text)
+    commit(kb, "blank policies, and questions that name their answers")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    cmp_ = results["comparison"]
+    assert cmp_["gold_changed"] and any(e.get("query_changed") for e in cmp_["labels"]), cmp_["labels"][:2]
+    assert any("labels and the corpus/run together" in p["message"] for p in results["problems"])
+    assert "question texts changed" in summary
+
+
+def test_the_callers_timeout_is_not_a_rule_change(kb, tmp_path, capsys):
+    cfg = kb / CONFIG
+    cfg.write_text(cfg.read_text().replace("  type: bm25", "  type: command\n  command: [python3, r.py]"))
+    base = commit(kb, "base: a command retriever (timeout 600)")
+    commit(kb, "nothing changed")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base, "--retriever-timeout", "60")
+    assert results["comparison"]["rules"]["loosened"] == [], text

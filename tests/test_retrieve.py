@@ -180,3 +180,32 @@ def test_index_budgets(bounds, limit):
             idx.add(f"d{i}", f"unique{i}")
     assert exc.value.limit == limit
     assert idx.postings <= 151 and len(idx._tf) <= 151  # stopped at the bound, not at the end
+
+
+def test_normalisation_is_linear_in_long_runs(monkeypatch):
+    """NFKC reorders a run of combining marks in quadratic time (CPython; a
+    100k-character run of U+0F73 took 48 s): a text with a run over 256
+    characters without a space is normalised 256 characters at a time, so no
+    call sees more. Ordinary text is normalised whole (or not at all when it
+    already is NFKC), with the same tokens."""
+    from rag_corpus_check import text as retrieve
+
+    seen = []
+    real = retrieve.unicodedata.normalize
+
+    def spy(form, text):
+        seen.append(len(text))
+        return real(form, text)
+
+    monkeypatch.setattr(retrieve.unicodedata, "normalize", spy)
+    tokenize("\u0f73" * 20_000 + " a " + "a\u0f72\u0f71" * 5_000)
+    assert seen and max(seen) <= 256
+    seen.clear()
+    text = "Ｆｕｌｌ-width ﬁle ＡＢＣ and Straße " * 50
+    import re
+
+    assert tokenize(text) == re.findall(r"\w+", real("NFKC", text).casefold())
+    assert seen == [len(text)]  # one call, the whole text
+    seen.clear()
+    tokenize("already normal text, no call at all")
+    assert seen == []

@@ -66,3 +66,28 @@ def test_bad_shard_argument(repo, bad, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--shard", bad])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("forge", ["measure", "kind"])
+def test_a_forged_shard_is_refused_and_prints_nothing_raw(repo, tmp_path, capsys, forge):
+    """A shard result is an artifact another job wrote: a measure name that
+    is a workflow command, or a problem kind that is HTML, is refused as not
+    ours (exit 2) and never printed raw."""
+    _, _, p1 = _run(tmp_path, "a", "--shard", "1/2")
+    _, _, p2 = _run(tmp_path, "b", "--shard", "2/2")
+    with open(p2) as f:
+        doc = json.load(f)
+    if forge == "measure":
+        doc["queries"][0]["values"]["x\n::error title=forged::all good\n"] = 1.0
+    else:
+        doc["problems"].append({"kind": "<img src=x onerror=alert(1)> [l](https://e.x)", "severity": "warning",
+                                "file": None, "line": None, "id": None, "message": "m"})
+    with open(p2, "w") as f:
+        json.dump(doc, f)
+    capsys.readouterr()
+    out = tmp_path / "m"
+    code = main(["merge", p1, p2, "--github", "--output", str(out / "r.json"), "--summary-file", str(out / "s.md")])
+    printed = capsys.readouterr().out
+    assert code == 2
+    assert "not written by rag-corpus-check" in printed
+    assert "::error title=forged" not in printed and "<img" not in (out / "s.md").read_text()

@@ -44,9 +44,9 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
         _note(out, f"`{config_rel}` does not exist at the base commit (first introduction): the head's "
                    "thresholds and conventions apply, and there is nothing to compare")
         return _head_alone(root, cfg, out, options)
-    head_file = os.path.relpath(os.path.realpath(os.path.join(os.path.abspath(root), config_rel)),
-                                os.path.realpath(root))
-    out.rules = R.decide(base_cfg, cfg, os.path.realpath(root), tree.root, (config_rel, head_file, base_file))
+    layouts = (base_layout(tree, base_cfg, base_file), head_layout(root, cfg, config_rel, tree.checkout.resolved))
+    prefix = tree.checkout.prefix.rstrip("/") or "."
+    out.rules = R.decide(base_cfg, cfg, layouts, config_rel, prefix)
     R.enforce(out.rules, base_cfg, cfg)
     R.same_conventions(cfg, base_cfg)
     with measure(root, cfg, out, options) as head:
@@ -72,6 +72,37 @@ def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: I
                      "and nothing was compared", file=exc.file, severity=P.WARNING)
     out.rules = R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)")
     return _head_alone(root, cfg, out, options)
+
+
+def head_layout(root: str, cfg: Config, config_rel: str, checked: str) -> R.Layout:
+    """Where the head's rule files are, every symlink of the working tree resolved."""
+    real_root = os.path.realpath(root)
+
+    def where(path: str) -> str:
+        return os.path.relpath(os.path.realpath(path), real_root).replace(os.sep, "/")
+
+    def named(rel: str | None) -> str | None:
+        return None if rel is None else where(os.path.join(cfg.base_dir, rel))
+
+    return R.Layout(checked.rstrip("/") or ".", where(os.path.join(os.path.abspath(root), config_rel)),
+                    named(cfg.corpus), named(cfg.gold), named(cfg.run))
+
+
+def base_layout(tree: BaseTree, base_cfg: Config, base_file: str) -> R.Layout:
+    """Where the base's rule files are, every symlink of the base tree resolved."""
+
+    def named(rel: str | None) -> str | None:
+        if rel is None:
+            return None
+        path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root).replace(os.sep, "/")
+        try:
+            return tree.resolve(path) or path
+        except InputError:
+            return path  # it fails when the base is measured, and says why
+
+    checked = tree.checked if tree.checked is not None else tree.checkout.prefix
+    return R.Layout(checked.rstrip("/") or ".", base_file, named(base_cfg.corpus), named(base_cfg.gold),
+                    named(base_cfg.run))
 
 
 def configured(root: str, config_path: str) -> str:
@@ -146,7 +177,7 @@ def _side(out: Outcome, inputs: Inputs) -> Side:
     assert out.evaluation is not None and out.gold is not None and out.run is not None
     assert inputs.corpus is not None
     return Side(out.evaluation, out.gold.grades(), out.run.rankings(), inputs.corpus.fingerprint,
-                inputs.corpus.ids())
+                inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()})
 
 
 def _change_warnings(cfg: Config, out: Outcome) -> None:

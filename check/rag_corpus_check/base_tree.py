@@ -32,6 +32,7 @@ class BaseTree:
     rev: str  # as given
     sha: str  # the commit it resolved to
     root: str  # temporary directory standing for the checked root at the base
+    checked: str | None = None  # what the checked directory's path is at the base ("kb/"), None if absent
 
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -39,16 +40,28 @@ class BaseTree:
     def resolve(self, rel: str) -> str | None:
         """``rel`` (relative to the checked root) resolved in the base tree,
         relative to the checked root; None when nothing is there."""
-        prefix = self.checkout.prefix
-        pending = _parts(prefix + rel)
-        done: list[str] = []
-        hops = 0
+        found = self._walk(self.checkout.prefix + rel, rel)
+        if found is None:
+            return None
+        path, kind = found
+        if kind != "blob":
+            raise self._error(rel, "is a directory, not a regular file" if kind == "tree" else f"is a {kind}")
+        inside = self.checked if self.checked is not None else self.checkout.prefix
+        if not path.startswith(inside):
+            raise self._error(rel, "is a symlink that leads outside the checked directory")
+        return path[len(inside):]
+
+    def _walk(self, git_path: str, rel: str) -> tuple[str, str] | None:
+        """Where ``git_path`` leads in the base tree, component by component,
+        following relative symlinks; (path, kind) or None when nothing is there."""
+        pending, done, kinds, hops = _parts(git_path), [], [], 0
         while pending:
             name = pending.pop(0)
             if name == "..":
                 if not done:
                     raise self._error(rel, "leads outside the repository")
                 done.pop()
+                kinds.pop()
                 continue
             if name.lower() == ".git":
                 raise self._error(rel, "goes through `.git`; git metadata is never read")
@@ -66,27 +79,29 @@ class BaseTree:
                 pending[:0] = _parts(target)
                 continue
             done.append(name)
-            if kind == "tree" and pending:
-                continue
-            if kind == "blob" and not pending:
-                break
-            what = {"tree": "a directory", "commit": "a submodule"}.get(kind, f"a {kind}")
-            if pending:
+            kinds.append(kind)
+            if kind != "tree" and pending:
                 return None  # a file where a directory was expected: nothing there
-            raise self._error(rel, f"is {what}, not a regular file")
-        path = "/".join(done)
-        if not path.startswith(prefix) or path == prefix.rstrip("/"):
-            raise self._error(rel, "is a symlink that leads outside the checked directory")
-        return path[len(prefix):]
+        return "/".join(done), (kinds[-1] if kinds else "tree")
+
+    def find_checked(self) -> None:
+        """What the checked directory's path names at the base."""
+        prefix = self.checkout.prefix
+        found = self._walk(prefix, prefix.rstrip("/") or ".") if prefix else ("", "tree")
+        self.checked = None if found is None or found[1] != "tree" else (found[0] + "/" if found[0] else "")
 
     def export(self, rel: str, max_bytes: int) -> str | None:
         """Copy the file ``rel`` names at the base to ``<root>/<rel>``;
         returns where it resolved to (relative to the checked root), None
         when it does not exist at the base."""
+        rel = posixpath.normpath(rel.replace(os.sep, "/"))
+        if rel == ".." or rel.startswith("../"):
+            raise self._error(rel, "points outside the checked directory")
         resolved = self.resolve(rel)
         if resolved is None:
             return None
-        entry = self._entry(self.checkout.prefix + resolved)
+        inside = self.checked if self.checked is not None else self.checkout.prefix
+        entry = self._entry(inside + resolved)
         assert entry is not None  # resolve() just found it
         data = self._blob(entry[2], max_bytes, rel)
         dest = os.path.join(self.root, *_parts(rel))
@@ -162,4 +177,10 @@ def open_base(checkout: Checkout | None, rev: str, *, fetch: bool = False) -> Ba
             f"`git fetch --depth=1 origin {shown}` first. To run on the head's own rules instead, "
             "set `require-base: 'false'` (CLI: --no-require-base)",
         )
-    return BaseTree(checkout, rev, sha, tempfile.mkdtemp(prefix="rag-corpus-check-base-"))
+    tree = BaseTree(checkout, rev, sha, tempfile.mkdtemp(prefix="rag-corpus-check-base-"))
+    try:
+        tree.find_checked()
+    except InputError:
+        tree.cleanup()
+        raise
+    return tree

@@ -11,7 +11,7 @@ import tempfile
 from rag_corpus_check import __version__, progress
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import DEFAULT_CONFIG
-from rag_corpus_check.context import github_context
+from rag_corpus_check.context import github_context, logical_path
 from rag_corpus_check.outcome import ERROR, EXIT_CODES, INVALID, Outcome
 from rag_corpus_check.pipeline import Options, last_stage, run_check
 from rag_corpus_check.text import safe_text
@@ -118,8 +118,8 @@ def retrieve_main(argv: list[str]) -> int:
     args = build_retrieve_parser().parse_args(argv)
     stage = "retrieve"
     try:
-        root = os.path.abspath(args.root)
-        outcome = run_check(root, args.config, github_context(root),
+        root = logical_path(args.root)
+        outcome = run_check(root, logical_path(args.config), github_context(root),
                             Options(use_retriever=True, allow_command=args.allow_retriever_command))
         if outcome.run is None or outcome.problems.has_errors():
             sys.stdout.write("rag-corpus-check retrieve: INVALID INPUT\n" + render_problems(outcome))
@@ -164,8 +164,8 @@ def merge_main(argv: list[str]) -> int:
     results_path = None
     try:
         results_path, summary_path = output_paths(args.output, args.summary_file)
-        root = os.path.abspath(args.root)
-        outcome = merge(root, args.config, args.results, github_context(root), advisory=args.advisory)
+        root = logical_path(args.root)
+        outcome = merge(root, logical_path(args.config), args.results, github_context(root), advisory=args.advisory)
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:  # a bug becomes exit 3
         _discard_results(results_path)
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = progress.current()
     try:
         results_path, summary_path = output_paths(args.output, args.summary_file)
-        root = os.path.abspath(args.root)
+        root = logical_path(args.root)
         _remove_stale(results_path, summary_path)
 
         stage = "context"
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         stage = "check"
         if args.base and args.shard:
             build_parser().error("--base and --shard cannot be combined yet")
-        outcome = run_check(root, args.config, ctx, Options(
+        outcome = run_check(root, logical_path(args.config), ctx, Options(
             base=args.base or None, require_base=args.require_base, fetch_base=args.fetch_base,
             shard=args.shard, allow_command=args.allow_retriever_command,
             allow_untrusted_event=args.allow_untrusted_event, retriever_timeout=args.retriever_timeout,

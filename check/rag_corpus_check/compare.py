@@ -78,6 +78,7 @@ class Side:
     run: dict[str, list[str]]  # question -> ranking
     fingerprint: str | None  # of the corpus
     ids: set[str]  # the corpus's document ids
+    texts: dict[str, str | None] = field(default_factory=dict)  # question -> its text
 
 
 @dataclass
@@ -138,7 +139,7 @@ def compare(base: Side, head: Side, k: int, options: Options, base_rev: str, bas
     key = Measure("nDCG", k)
     out.questions = sorted((_question(bq[q], hq[q], key, base, head, options.min_grade) for q in common),
                            key=lambda e: (e.delta, e.query_id))
-    out.labels = label_changes(base.gold, head.gold)
+    out.labels = label_changes(base, head)
     out.gold_changed = bool(out.labels)
     out.system_changed = base.fingerprint != head.fingerprint or any(
         base.run.get(q) != head.run.get(q) for q in set(base.run) | set(head.run))
@@ -184,18 +185,20 @@ def moves(base_ranking: list[str], head_ranking: list[str], grades: dict[str, in
     return found
 
 
-def label_changes(base: dict[str, dict[str, int]], head: dict[str, dict[str, int]]) -> list[dict]:
-    """Per question: the labels added, removed and re-graded."""
+def label_changes(base: Side, head: Side) -> list[dict]:
+    """Per question: the labels added, removed and re-graded, and whether its
+    text changed (with a retriever the text decides what is retrieved)."""
     out = []
-    for qid in sorted(set(base) | set(head)):
-        b, h = base.get(qid, {}), head.get(qid, {})
+    for qid in sorted(set(base.gold) | set(head.gold)):
+        b, h = base.gold.get(qid, {}), head.gold.get(qid, {})
         added = {d: h[d] for d in h if d not in b}
         removed = {d: b[d] for d in b if d not in h}
         regraded = {d: [b[d], h[d]] for d in h if d in b and b[d] != h[d]}
-        if added or removed or regraded:
-            what = "added" if qid not in base else "removed" if qid not in head else "changed"
+        text = qid in base.gold and qid in head.gold and base.texts.get(qid) != head.texts.get(qid)
+        if added or removed or regraded or text:
+            what = "added" if qid not in base.gold else "removed" if qid not in head.gold else "changed"
             out.append({"query_id": qid, "added": added, "removed": removed, "regraded": regraded,
-                        "question": what})
+                        "question": what, "query_changed": text})
     return out
 
 

@@ -107,7 +107,7 @@ def load_config(
     directory, after resolving symlinks)."""
     hint = "config"
     try:
-        rel = os.path.relpath(os.path.abspath(config_path), os.path.realpath(root))
+        rel = os.path.relpath(os.path.abspath(config_path), os.path.abspath(root))
         real, display = resolve_input(root, os.path.realpath(root), rel, hint)
         data = read_bytes(real, display, CONFIG_MAX_BYTES, hasher)
         doc = load_yaml(data, display, Limits())

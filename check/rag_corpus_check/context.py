@@ -46,15 +46,33 @@ class Context:
 
 
 def local_context(root: str, env=os.environ) -> Context:
-    """The checkout holding ``root`` (under Actions, inside the workspace) and
-    its commit."""
-    ctx = Context(checkout=find_checkout(root, env.get("GITHUB_WORKSPACE") or None))
-    if ctx.checkout is not None:
-        try:
+    """The checkout holding ``root`` (a path as given: under Actions, inside
+    the workspace) and its commit."""
+    ctx = Context()
+    try:
+        ctx.checkout = find_checkout(root, env.get("GITHUB_WORKSPACE") or None)
+        if ctx.checkout is not None:
             ctx.commit = ctx.checkout.head()
-        except GitError as exc:
-            ctx.git_error = exc.message
+    except GitError as exc:
+        ctx.git_error = exc.message
     return ctx
+
+
+def logical_path(path: str, env=os.environ) -> str:
+    """``path`` made absolute without resolving symlinks. The current
+    directory is the shell's ``$PWD`` when that names it: the process's own
+    has every symlink resolved, and a checked directory swapped for a
+    symlink must be seen as the path it was given by."""
+    pwd = env.get("PWD")
+    cwd = pwd if pwd and os.path.isabs(pwd) and _same(pwd, ".") else os.getcwd()
+    return os.path.normpath(os.path.join(cwd, path))
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def github_context(root: str, env=os.environ) -> Context:

@@ -68,11 +68,15 @@ def git_environment(environ=None) -> dict[str, str]:
 class Checkout:
     """A git checkout: its ``.git`` (a directory, or a gitfile for worktrees
     and submodules), its top directory, and where the checked root sits in
-    it (``""`` or ``"kb/"``, with a slash, in git's path form)."""
+    it, in git's path form (``""`` or ``"kb/"``): ``prefix`` as the path was
+    given, ``resolved`` after following its symlinks. The base's files are
+    looked up at ``prefix``; a ``resolved`` that differs from what that path
+    is at the base is a rule change."""
 
     git_dir: str
     top: str
     prefix: str
+    resolved: str = ""
 
     def git(self, *args: str, stdout=subprocess.PIPE, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -123,20 +127,32 @@ def is_sha(s: object) -> bool:
 
 
 def find_checkout(root: str, ceiling: str | None = None) -> Checkout | None:
-    """The checkout holding ``root``: the nearest directory at or above it
-    with a ``.git`` entry, not above ``ceiling`` (``$GITHUB_WORKSPACE`` under
-    Actions, when ``root`` is inside it). None when there is none."""
-    here = os.path.realpath(root)
-    stop = os.path.realpath(ceiling) if ceiling else None
-    if stop is not None and os.path.commonpath([here, stop]) != stop:
+    """The checkout holding ``root`` (a path as given, symlinks unresolved):
+    the nearest directory at or above it with a ``.git`` entry, not above
+    ``ceiling`` (``$GITHUB_WORKSPACE`` under Actions, when ``root`` is inside
+    it). None when there is none; :class:`GitError` when ``root`` resolves
+    to a directory outside that checkout (a symlink out of the tree)."""
+    given = os.path.abspath(root)
+    here = given
+    stop = os.path.abspath(ceiling) if ceiling else None
+    if stop is not None and not _within(here, stop):
         stop = None  # the root is not in the workspace: no ceiling applies
-    while True:
-        dot_git = os.path.join(here, ".git")
-        if os.path.lexists(dot_git):
-            rel = os.path.relpath(os.path.realpath(root), here)
-            prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-            return Checkout(dot_git, here, prefix)
+    while not os.path.lexists(os.path.join(here, ".git")):
         parent = os.path.dirname(here)
         if here == stop or parent == here:
             return None
         here = parent
+    real_top, real_root = os.path.realpath(here), os.path.realpath(given)
+    if not _within(real_root, real_top):
+        raise GitError(f"the checked directory `{safe_text(os.path.relpath(given, here), 200)}` leads outside "
+                       "the repository (a symlink?); check a directory of the repository itself")
+    return Checkout(os.path.join(here, ".git"), here, _git_path(os.path.relpath(given, here)),
+                    _git_path(os.path.relpath(real_root, real_top)))
+
+
+def _within(path: str, top: str) -> bool:
+    return os.path.commonpath([path, top]) == top
+
+
+def _git_path(rel: str) -> str:
+    return "" if rel == "." else rel.replace(os.sep, "/") + "/"

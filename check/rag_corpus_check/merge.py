@@ -54,6 +54,10 @@ class _Shards:
 
     def add(self, shown: str, doc: dict) -> None:
         shard = doc.get("shard")
+        if not _well_formed(doc):
+            self.problems.add(P.SCHEMA, "a shard result with an unknown measure name or problem kind; it was "
+                              "not written by rag-corpus-check", file=shown)
+            return
         if doc["verdict"] != "partial" or not shard:
             self.problems.add(P.CONSISTENCY, f"not a shard result (verdict `{doc['verdict']}`); only results of "
                               "`--shard i/n` runs can be merged", file=shown)
@@ -127,6 +131,18 @@ def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> N
     out.evaluation = evaluation
     out.irrelevant_by_type = by_type_rows(*shards.by_type)
     out.thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
+
+
+def _well_formed(doc: dict) -> bool:
+    """What the schema cannot say: every measure name is one (values are
+    keyed by it and printed), every problem kind is ours."""
+    try:
+        for q in doc["queries"]:
+            for name in q["values"]:
+                parse_measure(name)
+    except ValueError:
+        return False
+    return all(p["kind"] in P.KINDS for p in doc["problems"])
 
 
 def _result(q: dict) -> QueryResult:

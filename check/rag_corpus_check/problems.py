@@ -25,6 +25,7 @@ LIMIT = "limit"  # a size or count cap was exceeded
 RETRIEVER = "retriever"  # the configured retriever command failed
 BASE = "base"  # the base revision given with --base cannot be read
 GIT = "git"  # the checkout itself cannot be read by git
+KINDS = (PARSE, SCHEMA, CONSISTENCY, CONFIG, PATH, LIMIT, RETRIEVER, BASE, GIT)
 
 
 @dataclass(frozen=True)

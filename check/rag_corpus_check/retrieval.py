@@ -17,6 +17,9 @@ from rag_corpus_check.safe_io import InputError
 
 BM25_FILE = "(built-in BM25)"
 COMMAND_FILE = "(retriever command output)"
+# The questions file a retriever command reads. A YAML gold set of 4 MiB can
+# repeat one 100k-character question through aliases into gigabytes.
+MAX_QUESTIONS_BYTES = 256 * 1024**2
 
 
 def budget_message(exc: Budget, cfg: Config) -> str:
@@ -70,9 +73,13 @@ class Retriever:
         index.finish()
         run = Run(file=BM25_FILE, format="bm25")
         progress = current_progress()
+        done: dict[str, list[str]] = {}  # text -> ranking: the same question text is searched once
         for i, (qid, text) in enumerate(questions, 1):
             try:
-                run.queries[qid] = RunQuery(qid, None, index.search(text, self.cfg.bm25.depth))
+                ranking = done.get(text)
+                if ranking is None:
+                    ranking = done[text] = index.search(text, self.cfg.bm25.depth)
+                run.queries[qid] = RunQuery(qid, None, list(ranking))
             except Budget as exc:
                 problems.add(P.LIMIT, budget_message(exc, self.cfg), file=gold.file,
                              line=gold.queries[qid].line, id=qid)
@@ -82,6 +89,11 @@ class Retriever:
 
     def _command(self, corpus_real: str, questions, problems: P.Problems, info: Retrieval) -> Run | None:
         cfg = self.cfg
+        size = sum(len(text.encode("utf-8", "surrogatepass")) + len(qid) + 32 for qid, text in questions)
+        if size > MAX_QUESTIONS_BYTES:
+            problems.add(P.LIMIT, f"the questions file for the retriever command would be {size} bytes, over "
+                         f"{MAX_QUESTIONS_BYTES} (YAML aliases repeating a question?)", file=cfg.path_display)
+            return None
         with tempfile.TemporaryDirectory(prefix="rag-corpus-check-retriever-") as workdir:
             res = run_command(cfg.command or [], corpus_path=corpus_real, questions=questions, cwd=cfg.base_dir,
                               timeout=cfg.command_timeout, depth=cfg.bm25.depth, k=cfg.k, workdir=workdir)

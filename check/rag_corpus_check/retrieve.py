@@ -1,7 +1,7 @@
 """The built-in retriever: BM25 over title + text, specified exactly so it can
 be cross-checked.
 
-* Text: Unicode NFKC, then ``str.casefold()``; tokens are the ``\\w+`` runs of
+* Text: Unicode NFKC (:func:`nfkc`), then ``str.casefold()``; tokens are the ``\\w+`` runs of
   the result (letters, digits and underscore of any script, so Russian and
   English alike). Optional stop-word lists remove tokens after that.
 * Score: ``Σ_{t in query} idf(t) · tf / (tf + k1·(1 − b + b·dl/avgdl))``
@@ -34,10 +34,11 @@ from __future__ import annotations
 import heapq
 import math
 import re
-import unicodedata
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+
+from rag_corpus_check.text import nfkc
 
 _TOKEN = re.compile(r"\w+")
 
@@ -68,7 +69,7 @@ def _times(weights, n: int):
 
 def tokenize(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """NFKC + casefold, then ``\\w+`` runs, minus stop words."""
-    norm = unicodedata.normalize("NFKC", text).casefold()
+    norm = nfkc(text).casefold()
     tokens = _TOKEN.findall(norm)
     if stopwords:
         tokens = [t for t in tokens if t not in stopwords]

@@ -15,7 +15,6 @@ limit is not applied at all without one: the base's limit holds.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from rag_corpus_check.config import LIMIT_NAMES, Config, Threshold
@@ -48,14 +47,26 @@ def head_rules(source: str, why: str | None = None) -> Rules:
     return Rules(source, why=why)
 
 
-def ranking(cfg: Config, root: str) -> dict:
-    """How the ranking is produced, as comparable values."""
+@dataclass(frozen=True)
+class Layout:
+    """Where the rules' files are: the checked directory (relative to the
+    repository's top) and the files the config's paths name (relative to
+    the checked directory), every symlink resolved."""
+
+    checked: str
+    config: str
+    corpus: str | None
+    gold: str | None
+    run: str | None
+
+
+def ranking(cfg: Config, run_file: str | None) -> dict:
+    """How the ranking is produced, as comparable values (the command's
+    timeout is a limit: the lower one holds, see :func:`enforce`)."""
     if cfg.run is not None:
-        run = os.path.relpath(os.path.normpath(os.path.join(cfg.base_dir, cfg.run)), root)
-        return {"source": "committed run", "run": run.replace(os.sep, "/")}
+        return {"source": "committed run", "run": run_file}
     if cfg.retriever == "command":
-        return {"source": "retriever command", "command": list(cfg.command or []),
-                "timeout": cfg.command_timeout, "depth": cfg.bm25.depth}
+        return {"source": "retriever command", "command": list(cfg.command or []), "depth": cfg.bm25.depth}
     p = cfg.bm25
     return {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
             "statuses": list(p.statuses), "stopwords": p.stopwords}
@@ -83,6 +94,22 @@ def _ranking_changes(base: dict, head: dict) -> list[str]:
             for k in base if base[k] != head[k]]
 
 
+def _layout_changes(base: Layout, head: Layout, configured: str, prefix: str) -> list[str]:
+    """Every file of the rules that is another one now: the checked
+    directory, the config, the corpus and the gold set (the run is the
+    ranking's)."""
+    out = []
+    if base.checked != head.checked:
+        out.append(f"the checked directory `{prefix}` now resolves to `{head.checked}` (at the base: `{base.checked}`)")
+    if base.config != head.config:
+        out.append(f"the config `{configured}` now resolves to `{head.config}` (at the base: `{base.config}`)")
+    for key in ("corpus", "gold"):
+        b, h = getattr(base, key), getattr(head, key)
+        if b != h:
+            out.append(f"`{key}` now names `{h}` (at the base: `{b}`)")
+    return out
+
+
 def _threshold_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
     bth = {str(t.measure): t for t in base.thresholds}
     hth = {str(t.measure): t for t in head.thresholds}
@@ -108,20 +135,19 @@ def _loose(message: str, changes: list[str], loosened: list[str]) -> None:
     loosened.append(message)
 
 
-def decide(base: Config, head: Config, root: str, base_root: str, resolved: tuple[str, str]) -> Rules:
-    """The rules, with a base config. ``resolved``: (configured path, what
-    it resolves to) at the head, and what it resolves to at the base."""
+def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configured: str, prefix: str) -> Rules:
+    """The rules, with a base config: ``layouts`` are (base, head), the
+    config path as configured and the checked directory as given."""
     changes: list[str] = []
     loosened: list[str] = []
-    configured, head_file, base_file = resolved[0], resolved[1], resolved[2]
-    if head_file != base_file:
-        _loose(f"the config `{configured}` now resolves to `{head_file}` (at the base: `{base_file}`)",
-               changes, loosened)
+    base_layout, head_layout = layouts
+    for message in _layout_changes(base_layout, head_layout, configured, prefix):
+        _loose(message, changes, loosened)
     for name in CONVENTIONS:
         b, h = getattr(base, name), getattr(head, name)
         if b != h:  # numbers under other conventions are not comparable
             _loose(f"convention `{name}` changed: {b} → {h}", changes, loosened)
-    for message in _ranking_changes(ranking(base, base_root), ranking(head, root)):
+    for message in _ranking_changes(ranking(base, base_layout.run), ranking(head, head_layout.run)):
         _loose(message, changes, loosened)
     _threshold_changes(base, head, changes, loosened)
     for name in VALIDATION:
@@ -156,6 +182,7 @@ def enforce(rules: Rules, base: Config, head: Config) -> None:
         if "error" in (getattr(base, name), getattr(head, name)):
             setattr(head, name, "error")
     head.set_limits({n: min(base.limit(n), head.limit(n)) for n in LIMIT_NAMES})
+    head.command_timeout = min(base.command_timeout, head.command_timeout)
 
 
 def same_conventions(source: Config, target: Config) -> None:

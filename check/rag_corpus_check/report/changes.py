@@ -105,7 +105,14 @@ def _labels(s: Summary, cmp_: Comparison) -> None:
         parts = [f"+{cell(d)}={g}" for d, g in entry["added"].items()]
         parts += [f"−{cell(d)} (was {g})" for d, g in entry["removed"].items()]
         parts += [f"{cell(d)}: {a}→{b}" for d, (a, b) in entry["regraded"].items()]
+        if entry.get("query_changed"):
+            parts.insert(0, "question text changed")
         rows.append([cell(entry["query_id"]), entry["question"], "; ".join(parts)[:1000]])
+    texts = sum(1 for e in cmp_.labels if e.get("query_changed"))
+    if texts:
+        s.para(f"> [!WARNING]\n> {texts} question texts changed in this PR: with a retriever the text decides "
+               "what is retrieved, so review them like labels (the attribution below counts their effect as "
+               "the system's).")
     s.details(f"Gold labels changed in {len(cmp_.labels)} questions", Summary().table(["question", "", "labels"], rows))
 
 

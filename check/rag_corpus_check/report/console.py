@@ -83,7 +83,8 @@ def _problem_lines(out: Outcome) -> list[str]:
     lines = [f"  problems: {problems.error_count()} errors, {problems.warning_count()} warnings"]
     for p in problems.errors + problems.warnings:
         sid = f" [{p.id}]" if p.id else ""
-        lines.append(f"    - {p.severity}: {p.kind}: {safe_text(p.location(), 200)}{sid}: {safe_text(p.message, 500)}")
+        lines.append(f"    - {p.severity}: {safe_text(p.kind, 20)}: {safe_text(p.location(), 200)}{sid}: "
+                     f"{safe_text(p.message, 500)}")
     lines += [f"    - ... {n} more in {safe_text(k, 200)}" for k, n in problems.dropped.items()]
     return lines
 

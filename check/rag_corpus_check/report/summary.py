@@ -101,7 +101,7 @@ def _problems(s: Summary, out: Outcome) -> None:
     if not problems.items:
         return
     s.heading(f"Input problems ({problems.error_count()} errors, {problems.warning_count()} warnings)", 3)
-    rows = [["error" if p.severity == "error" else "warning", p.kind, cell(p.location(), 200),
+    rows = [["error" if p.severity == "error" else "warning", cell(p.kind, 20), cell(p.location(), 200),
              cell(p.id) if p.id else "", cell(p.message, 400)] for p in problems.errors + problems.warnings]
     s.table(["severity", "kind", "where", "id", "problem"], rows)
     if problems.dropped:
