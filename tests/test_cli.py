@@ -585,3 +585,46 @@ def test_provenance_digests_are_the_files_sha256(repo, run_cli, variant):
     assert len(inputs) == 4
     for name, digest in inputs.items():
         assert digest == hashlib.sha256((repo / name).read_bytes()).hexdigest(), name
+
+
+def test_the_summary_goes_next_to_the_results_and_nothing_elsewhere(repo, tmp_path, monkeypatch, capsys):
+    """--output DIR/results.json alone: the summary is DIR/summary.md (it
+    went to a new temporary directory), and no directory is left in the
+    system's temporary one."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    out = tmp_path / "out" / "results.json"
+    assert main(["--output", str(out)]) == 0
+    assert (out.parent / "summary.md").is_file()
+    assert list(tmp.iterdir()) == []
+
+
+def test_local_runs_reuse_one_directory(repo, tmp_path, monkeypatch, capsys):
+    """Without --output every local run left a /tmp/rag-corpus-check-* behind
+    (188 after an hour): now the last run's files, in one directory of this user's."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    for _ in range(3):
+        assert main([]) == 0
+    (made,) = tmp.iterdir()
+    assert sorted(p.name for p in made.iterdir()) == ["results.json", "summary.md"]
+    assert made.stat().st_mode & 0o077 == 0
+    capsys.readouterr()
+
+
+def test_someone_elses_directory_is_not_used(repo, tmp_path, monkeypatch, capsys):
+    """In a shared temporary directory the name may be taken (by another
+    user, or as a symlink): a fresh directory of its own then."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp / f"rag-corpus-check-{os.getuid()}").symlink_to(elsewhere)
+    assert main([]) == 0
+    assert list(elsewhere.iterdir()) == []

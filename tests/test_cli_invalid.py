@@ -341,3 +341,18 @@ def test_problem_count_is_capped_with_a_count(repo, run_cli):
     assert results["counts"]["errors"] >= 300
     assert sum(results["problems_dropped"].values()) >= 250
     assert "more" in out
+
+
+def test_grades_outside_the_scale_are_one_problem_that_says_what_to_set(repo, run_cli):
+    """Cranfield grades 1-4 against the default scale 0-2 gave one error per
+    label (515 lines); now one problem names the grades seen and the setting."""
+    gold = (repo / "gold.yaml").read_text(encoding="utf-8")
+    gold = gold.replace("      faq-004: 1\n", "      faq-004: 3\n").replace("      howto-003: 0\n", "      howto-003: 4\n")
+    gold = gold.replace("      policy-007: 0", "      policy-007: 4", 1)
+    (repo / "gold.yaml").write_text(gold, encoding="utf-8")
+    code, out, err, results, _ = run_cli()
+    assert code == 2
+    scale = [p for p in results["problems"] if "outside the declared scale" in p["message"]]
+    assert len(scale) == 1, results["problems"]
+    assert "12 labels have grades outside the declared scale 0–2 (grades seen: 3, 4" in scale[0]["message"]
+    assert "`relevance: {max_grade: 4}`" in scale[0]["message"] and scale[0]["line"]

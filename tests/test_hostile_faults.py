@@ -40,12 +40,12 @@ STAGES = [
     (summary, "build_summary"),
     (results, "write_results"),
     (console, "render_console"),
-    (github, "annotations"),
+    (github, "annotation_lines"),
     (github, "outputs"),
 ]
 # Stages after which results.json already exists: a fault there leaves the
 # complete file of a finished check (it is written atomically), never a partial one.
-AFTER_RESULTS = {"render_console", "annotations", "outputs"}
+AFTER_RESULTS = {"render_console", "annotation_lines", "outputs"}
 
 
 def _boom(exc_type=RuntimeError):

@@ -19,14 +19,13 @@ def reference(cfg, corpus, gold, run, problems):
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, gold.file, gold.snapshot_line, "the gold set", problems)
     inactive_sev = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
+    outside = []
     for q in gold.queries.values():
         check_snapshot(q.snapshot, label, fp, gold.file, q.line, "the gold set", problems, q.query_id)
         for doc_id, grade in q.relevant.items():
             line = q.label_lines.get(doc_id) or q.line
             if grade > cfg.max_grade or grade < 0:
-                problems.add(P.SCHEMA, f"grade {grade} for question `{safe_text(q.query_id, 60)}` is outside the "
-                             f"declared scale 0–{cfg.max_grade} (relevance.max_grade in {cfg.path_display})",
-                             file=gold.file, line=line, id=doc_id)
+                outside.append((line, grade, doc_id))
             doc = corpus.docs.get(doc_id)
             if doc is None:
                 problems.add(P.CONSISTENCY, f"unknown document id in the labels of question "
@@ -37,6 +36,13 @@ def reference(cfg, corpus, gold, run, problems):
                              f"document as relevant ({corpus.file}:{corpus.line(doc_id)}); {doc.status} documents "
                              "should not be served — relabel it, or set validation.inactive_labels",
                              file=gold.file, line=line, id=doc_id, severity=inactive_sev)
+    if outside:  # one problem for all of them, at the first
+        line, _, doc_id = min(outside)
+        seen = sorted({g for _, g, _ in outside})
+        problems.add(P.SCHEMA, f"{len(outside)} labels have grades outside the declared scale 0–{cfg.max_grade} "
+                     f"(grades seen: {', '.join(map(str, seen))}; the first is here) — if the collection uses that "
+                     f"scale, set `relevance: {{max_grade: {max(seen)}}}` in {cfg.path_display}",
+                     file=gold.file, line=line, id=doc_id)
     for rq in run.queries.values():
         check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)
         for pos, doc_id in enumerate(rq.ranking, 1):
@@ -90,7 +96,7 @@ def _scenario(rng):
     return cfg, corpus, gold, run
 
 
-KINDS = ["is outside the declared scale", "unknown document id in the labels", "document as relevant",
+KINDS = ["outside the declared scale", "unknown document id in the labels", "document as relevant",
          "unknown document id at position", "the gold set declares snapshot", "the run declares snapshot",
          "is in the gold set but not", "is in the run but not", "the config declares snapshot",
          "declare different snapshots"]

@@ -54,35 +54,40 @@ class BaseTree:
     def _walk(self, git_path: str, rel: str) -> tuple[str, str] | None:
         """Where ``git_path`` leads in the base tree, component by component,
         following relative symlinks; (path, kind) or None when nothing is there."""
-        pending, done, kinds, hops = _parts(git_path), [], [], 0
+        pending, hops = _parts(git_path), 0
+        done: list[tuple[str, str]] = []  # (name, kind) of each component resolved
         while pending:
             name = pending.pop(0)
             if name == "..":
-                if not done:
-                    raise self._error(rel, "leads outside the repository")
-                done.pop()
-                kinds.pop()
+                self._up(done, rel)
                 continue
             if name.lower() == ".git":
                 raise self._error(rel, "goes through `.git`; git metadata is never read")
-            entry = self._entry("/".join([*done, name]))
+            entry = self._entry("/".join([p for p, _ in done] + [name]))
             if entry is None:
                 return None
-            mode, kind, oid = entry
-            if mode == "120000":
+            if entry[0] == "120000":
                 hops += 1
-                if hops > MAX_SYMLINKS:
-                    raise self._error(rel, f"goes through more than {MAX_SYMLINKS} symlinks (a loop?)")
-                target = self._blob(oid, MAX_LINK_BYTES, rel).decode("utf-8", "surrogateescape")
-                if target.startswith("/"):
-                    raise self._error(rel, "is a symlink that leads outside the repository")
-                pending[:0] = _parts(target)
+                pending[:0] = self._link(entry[2], rel, hops)
                 continue
-            done.append(name)
-            kinds.append(kind)
-            if kind != "tree" and pending:
+            done.append((name, entry[1]))
+            if entry[1] != "tree" and pending:
                 return None  # a file where a directory was expected: nothing there
-        return "/".join(done), (kinds[-1] if kinds else "tree")
+        return "/".join(p for p, _ in done), (done[-1][1] if done else "tree")
+
+    def _up(self, done: list, rel: str) -> None:
+        if not done:
+            raise self._error(rel, "leads outside the repository")
+        done.pop()
+
+    def _link(self, oid: str, rel: str, hops: int) -> list[str]:
+        """The parts of a symlink's target, which must stay in the tree."""
+        if hops > MAX_SYMLINKS:
+            raise self._error(rel, f"goes through more than {MAX_SYMLINKS} symlinks (a loop?)")
+        target = self._blob(oid, MAX_LINK_BYTES, rel).decode("utf-8", "surrogateescape")
+        if target.startswith("/"):
+            raise self._error(rel, "is a symlink that leads outside the repository")
+        return _parts(target)
 
     def find_checked(self) -> None:
         """What the checked directory's path names at the base."""
@@ -161,26 +166,30 @@ def open_base(checkout: Checkout | None, rev: str, *, fetch: bool = False) -> Ba
     if checkout is None:
         raise InputError("base", "there is no git checkout at or above the checked directory, so "
                                  "the base cannot be read; run the check in a clone of the repository")
-    try:
-        sha = checkout.commit_of(rev)
-        if sha is None and fetch and checkout.fetch(rev):
-            sha = checkout.commit_of(rev)
-    except GitError as exc:
-        raise InputError("base", exc.message) from None
-    if sha is None:
-        shown = safe_text(rev, 80)
-        fetched = " and could not be fetched from `origin`" if fetch else ""
-        raise InputError(
-            "base",
-            f"base revision `{shown}` is not in this clone{fetched}. In a workflow, check out with "
-            "`fetch-depth: 2` (actions/checkout) so the base is in the clone; on the command line, "
-            f"`git fetch --depth=1 origin {shown}` first. To run on the head's own rules instead, "
-            "set `require-base: 'false'` (CLI: --no-require-base)",
-        )
-    tree = BaseTree(checkout, rev, sha, tempfile.mkdtemp(prefix="rag-corpus-check-base-"))
+    tree = BaseTree(checkout, rev, _commit(checkout, rev, fetch), tempfile.mkdtemp(prefix="rag-corpus-check-base-"))
     try:
         tree.find_checked()
     except InputError:
         tree.cleanup()
         raise
     return tree
+
+
+def _commit(checkout: Checkout, rev: str, fetch: bool) -> str:
+    try:
+        sha = checkout.commit_of(rev)
+        if sha is None and fetch and checkout.fetch(rev):
+            sha = checkout.commit_of(rev)
+    except GitError as exc:
+        raise InputError("base", exc.message) from None
+    if sha is not None:
+        return sha
+    shown = safe_text(rev, 80)
+    fetched = " and could not be fetched from `origin`" if fetch else ""
+    raise InputError(
+        "base",
+        f"base revision `{shown}` is not in this clone{fetched}. In a workflow, check out with "
+        "`fetch-depth: 2` (actions/checkout) so the base is in the clone; on the command line, "
+        f"`git fetch --depth=1 origin {shown}` first. To run on the head's own rules instead, "
+        "set `require-base: 'false'` (CLI: --no-require-base)",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 import tempfile
 
@@ -77,13 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def output_paths(output: str | None, summary_file: str | None) -> tuple[str, str]:
-    """Absolute results and summary paths: as given, else in a fresh
-    temporary directory (``$RUNNER_TEMP`` under Actions), never the repo."""
-    out_dir = None if (output and summary_file) else default_output_dir()
-    return (
-        os.path.abspath(output or os.path.join(out_dir, "results.json")),
-        os.path.abspath(summary_file or os.path.join(out_dir, "summary.md")),
-    )
+    """Absolute results and summary paths: as given, and a missing one next
+    to the given one; with neither, the runner's temporary directory under
+    Actions, else this user's own directory in the system's temporary one,
+    overwritten by each run (nothing piles up). Never the repository."""
+    given = output or summary_file
+    folder = os.path.dirname(os.path.abspath(given)) if given else default_output_dir()
+    return (os.path.abspath(output) if output else os.path.join(folder, "results.json"),
+            os.path.abspath(summary_file) if summary_file else os.path.join(folder, "summary.md"))
 
 
 def default_output_dir() -> str:
@@ -92,6 +94,26 @@ def default_output_dir() -> str:
         d = os.path.join(runner_temp, "rag-corpus-check")
         os.makedirs(d, exist_ok=True)
         return d
+    return _private_dir(os.path.join(tempfile.gettempdir(), f"rag-corpus-check-{_user()}"))
+
+
+def _user() -> str:
+    getuid = getattr(os, "getuid", None)
+    return str(getuid()) if getuid else "".join(c for c in os.environ.get("USERNAME", "user") if c.isalnum())
+
+
+def _private_dir(path: str) -> str:
+    """``path`` as a directory only this user can write (made if missing);
+    in a shared temporary directory someone else may have made it first, or
+    a symlink there: then a fresh directory of its own."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    ours = stat.S_ISDIR(st.st_mode) and getattr(os, "getuid", lambda: st.st_uid)() == st.st_uid
+    if ours and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return path
     return tempfile.mkdtemp(prefix="rag-corpus-check-")
 
 
@@ -125,6 +147,7 @@ def retrieve_main(argv: list[str]) -> int:
             sys.stdout.write("rag-corpus-check retrieve: INVALID INPUT\n" + render_problems(outcome))
             return EXIT_CODES[INVALID]
         write_run(args.out, outcome)
+        assert outcome.corpus is not None
         src = outcome.retrieval.info if outcome.retrieval else {}
         print(
             f"rag-corpus-check retrieve: wrote {len(outcome.run.queries)} rankings "
@@ -159,7 +182,7 @@ def merge_main(argv: list[str]) -> int:
     from rag_corpus_check.merge import merge
 
     args = build_merge_parser().parse_args(argv)
-    github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
+    github = _github(args)
     stage = "merge"
     results_path = None
     try:
@@ -194,44 +217,51 @@ def _shard(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "retrieve":
-        return retrieve_main(argv[1:])
-    if argv and argv[0] == "merge":
-        return merge_main(argv[1:])
-    if argv and argv[0] == "check":
-        argv = argv[1:]
-    args = build_parser().parse_args(argv)
-    github = args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
+    args = build_parser().parse_args(argv[1:] if argv and argv[0] == "check" else argv)
+    if args.base and args.shard:
+        build_parser().error("--base and --shard cannot be combined yet")
+    previous = progress.current()
+    try:
+        return _check(args, _github(args))
+    finally:
+        progress.install(previous)  # a later run in this process (tests) starts silent
+
+
+def _check(args, github: bool) -> int:
     stage = "start"
     results_path = None
-    previous = progress.current()
     try:
         results_path, summary_path = output_paths(args.output, args.summary_file)
         root = logical_path(args.root)
         _remove_stale(results_path, summary_path)
-
         stage = "context"
         progress.install(progress.Progress(enabled=not args.quiet, github=github))
         ctx = github_context(root)
         stage = "check"
-        if args.base and args.shard:
-            build_parser().error("--base and --shard cannot be combined yet")
-        outcome = run_check(root, logical_path(args.config), ctx, Options(
-            base=args.base or None, require_base=args.require_base, fetch_base=args.fetch_base,
-            shard=args.shard, allow_command=args.allow_retriever_command,
-            allow_untrusted_event=args.allow_untrusted_event, retriever_timeout=args.retriever_timeout,
-            advisory=args.advisory))
+        outcome = run_check(root, logical_path(args.config), ctx, _options(args))
         _LAST_OUTCOME[0] = outcome  # freed by the OS, see run()
         progress.current().close()
         stage = "report"
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:  # the one place a bug becomes exit 3
         _discard_results(results_path)
-        if stage == "check":
-            stage = last_stage() or stage  # the pipeline stage that failed
-        return _internal_error(exc, stage, github)
-    finally:
-        progress.install(previous)  # a later run in this process (tests) starts silent
+        return _internal_error(exc, (last_stage() or stage) if stage == "check" else stage, github)
+
+
+def _github(args) -> bool:
+    return args.github if args.github is not None else os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def _options(args) -> Options:
+    return Options(base=args.base or None, require_base=args.require_base, fetch_base=args.fetch_base,
+                   shard=args.shard, allow_command=args.allow_retriever_command,
+                   allow_untrusted_event=args.allow_untrusted_event, retriever_timeout=args.retriever_timeout,
+                   advisory=args.advisory)
+
+
+SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main}
 
 
 # The last check's outcome: kept so that returning from main() does not free
@@ -264,21 +294,24 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
     write_results(results_path, outcome)
     write_atomic(summary_path, markdown)
     if github:
-        for line in gh.annotations(outcome):
+        for line in gh.annotation_lines(outcome):
             print(line)
     text = render_console(outcome, results_path, summary_path)
-    if args.quiet:
-        text = text.splitlines()[0] + "\n"
-    sys.stdout.write(text)
+    sys.stdout.write(text.splitlines()[0] + "\n" if args.quiet else text)
     sys.stdout.flush()
     if github:
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if step_summary and not args.no_step_summary:
-            gh.append_step_summary(step_summary, markdown)
-        gh_output = os.environ.get("GITHUB_OUTPUT")
-        if gh_output:
-            gh.write_outputs(gh_output, gh.outputs(outcome, results_path, summary_path))
+        _publish(gh, outcome, markdown, results_path, summary_path, args)
     return outcome.exit_status
+
+
+def _publish(gh, outcome: Outcome, markdown: str, results_path: str, summary_path: str, args) -> None:
+    """The step summary and the step outputs (files the runner reads)."""
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary and not args.no_step_summary:
+        gh.append_step_summary(step_summary, markdown)
+    gh_output = os.environ.get("GITHUB_OUTPUT")
+    if gh_output:
+        gh.write_outputs(gh_output, gh.outputs(outcome, results_path, summary_path))
 
 
 def _remove_stale(*paths: str | None) -> None:

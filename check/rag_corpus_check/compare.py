@@ -131,22 +131,41 @@ class Comparison:
 def compare(base: Side, head: Side, k: int, options: Options, base_rev: str, base_sha: str) -> Comparison:
     bq = {q.query_id: q for q in base.evaluation.queries}
     hq = {q.query_id: q for q in head.evaluation.queries}
-    common = sorted(q for q in hq if q in bq and hq[q].status == OK and bq[q].status == OK)
+    common = _paired(bq, hq)
     out = Comparison(base_rev, base_sha, paired=len(common))
     out.added, out.removed = sorted(set(hq) - set(bq)), sorted(set(bq) - set(hq))
     out.deltas = [_delta(m, base, head, [bq[q] for q in common], [hq[q] for q in common])
                   for m in head.evaluation.means]
     key = Measure("nDCG", k)
     out.questions = sorted((_question(bq[q], hq[q], key, base, head, options.min_grade) for q in common),
-                           key=lambda e: (e.delta, e.query_id))
-    out.labels = label_changes(base, head)
-    out.gold_changed = bool(out.labels)
-    out.system_changed = base.fingerprint != head.fingerprint or any(
-        base.run.get(q) != head.run.get(q) for q in set(base.run) | set(head.run))
-    if out.gold_changed and out.system_changed and common:
-        out.attribution = attribution(common, base, head, list(head.evaluation.means), options)
+                           key=_most_dropped)
+    _what_changed(out, base, head, common, options)
     out.unjudged_new_docs = unjudged_new_documents(base, head, k)
     return out
+
+
+def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], options: Options) -> None:
+    """The labels, the system, and when both changed how much each did."""
+    out.labels = label_changes(base, head)
+    out.gold_changed = bool(out.labels)
+    out.system_changed = _system_changed(base, head)
+    if out.gold_changed and out.system_changed and common:
+        out.attribution = attribution(common, base, head, list(head.evaluation.means), options)
+
+
+def _paired(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
+    """The questions measured in both revisions (status ok in both)."""
+    return sorted(q for q in hq if q in bq and hq[q].status == OK and bq[q].status == OK)
+
+
+def _most_dropped(e: QuestionChange) -> tuple[float, str]:
+    return e.delta, e.query_id
+
+
+def _system_changed(base: Side, head: Side) -> bool:
+    """The corpus or any ranking differs."""
+    return base.fingerprint != head.fingerprint or any(
+        base.run.get(q) != head.run.get(q) for q in set(base.run) | set(head.run))
 
 
 def _delta(m: Measure, base: Side, head: Side, bq: list[QueryResult], hq: list[QueryResult]) -> Delta:
@@ -171,35 +190,46 @@ def moves(base_ranking: list[str], head_ranking: list[str], grades: dict[str, in
     entered the top k first, then by how far they moved."""
     bpos = {d: i for i, d in enumerate(base_ranking, 1)}
     hpos = {d: i for i, d in enumerate(head_ranking, 1)}
-    found = []
-    for d, g in sorted(grades.items()):
-        bp, hp = bpos.get(d), hpos.get(d)
-        if g < min_grade or bp == hp:
-            continue
-        in_b, in_h = bp is not None and bp <= k, hp is not None and hp <= k
-        change = "left the top-K" if in_b and not in_h else "entered the top-K" if in_h and not in_b else "moved"
-        shift = hp - bp if bp and hp else None
-        found.append({"doc_id": d, "grade": g, "base_position": bp, "head_position": hp, "change": change,
-                      "shift": shift})
+    found = [_move(d, g, bpos.get(d), hpos.get(d), k) for d, g in sorted(grades.items())
+             if g >= min_grade and bpos.get(d) != hpos.get(d)]
     found.sort(key=lambda mv: (mv["change"] == "moved", -abs(mv["shift"] or 10**6), mv["doc_id"]))
     return found
+
+
+_CHANGE = {(True, False): "left the top-K", (False, True): "entered the top-K"}
+
+
+def _move(doc_id: str, grade: int, bp: int | None, hp: int | None, k: int) -> dict:
+    change = _CHANGE.get((bp is not None and bp <= k, hp is not None and hp <= k), "moved")
+    shift = hp - bp if bp and hp else None
+    return {"doc_id": doc_id, "grade": grade, "base_position": bp, "head_position": hp, "change": change,
+            "shift": shift}
 
 
 def label_changes(base: Side, head: Side) -> list[dict]:
     """Per question: the labels added, removed and re-graded, and whether its
     text changed (with a retriever the text decides what is retrieved)."""
-    out = []
-    for qid in sorted(set(base.gold) | set(head.gold)):
-        b, h = base.gold.get(qid, {}), head.gold.get(qid, {})
-        added = {d: h[d] for d in h if d not in b}
-        removed = {d: b[d] for d in b if d not in h}
-        regraded = {d: [b[d], h[d]] for d in h if d in b and b[d] != h[d]}
-        text = qid in base.gold and qid in head.gold and base.texts.get(qid) != head.texts.get(qid)
-        if added or removed or regraded or text:
-            what = "added" if qid not in base.gold else "removed" if qid not in head.gold else "changed"
-            out.append({"query_id": qid, "added": added, "removed": removed, "regraded": regraded,
-                        "question": what, "query_changed": text})
-    return out
+    changes = (_label_change(qid, base, head) for qid in sorted(set(base.gold) | set(head.gold)))
+    return [c for c in changes if c is not None]
+
+
+def _label_change(qid: str, base: Side, head: Side) -> dict | None:
+    added, removed, regraded = _diff(base.gold.get(qid, {}), head.gold.get(qid, {}))
+    in_both = qid in base.gold and qid in head.gold
+    text = in_both and base.texts.get(qid) != head.texts.get(qid)
+    if not any((added, removed, regraded, text)):
+        return None
+    what = "changed" if in_both else ("added" if qid in head.gold else "removed")
+    return {"query_id": qid, "added": added, "removed": removed, "regraded": regraded, "question": what,
+            "query_changed": text}
+
+
+def _diff(b: dict[str, int], h: dict[str, int]) -> tuple[dict, dict, dict]:
+    """The labels added, removed and re-graded from ``b`` to ``h``."""
+    added = {d: g for d, g in h.items() if d not in b}
+    removed = {d: g for d, g in b.items() if d not in h}
+    regraded = {d: [b[d], g] for d, g in h.items() if d in b and b[d] != g}
+    return added, removed, regraded
 
 
 def attribution(common: list[str], base: Side, head: Side, measures: list[Measure], options: Options) -> dict:

@@ -105,106 +105,102 @@ def load_config(
     ``hasher`` is fed the bytes of the config once they are read. Paths in
     the config are relative to ``base_dir`` (default: the config's own
     directory, after resolving symlinks)."""
-    hint = "config"
     try:
         rel = os.path.relpath(os.path.abspath(config_path), os.path.abspath(root))
-        real, display = resolve_input(root, os.path.realpath(root), rel, hint)
-        data = read_bytes(real, display, CONFIG_MAX_BYTES, hasher)
-        doc = load_yaml(data, display, Limits())
+        real, display = resolve_input(root, os.path.realpath(root), rel, "config")
+        doc = load_yaml(read_bytes(real, display, CONFIG_MAX_BYTES, hasher), display, Limits())
     except InputError as exc:
-        problems.add(exc.kind, f"{exc.message}", file=exc.file or safe_text(config_path), line=exc.line)
+        problems.add(exc.kind, exc.message, file=exc.file or safe_text(config_path), line=exc.line)
         return None, None
+    if not _schema_ok(doc, display, problems):
+        return None, real
+    cfg = _build(doc, display, base_dir or os.path.dirname(real))
+    ok = _consistent(cfg, doc, problems)
+    ok = _thresholds(cfg, doc, problems) and ok
+    return (cfg if ok else None), real
+
+
+def _schema_ok(doc, display: str, problems: P.Problems) -> bool:
     if not isinstance(doc, dict):
         problems.add(P.SCHEMA, "the config must be a YAML mapping (key: value lines)", file=display, line=1)
-        return None, real
+        return False
     errs = errors("config", doc)
     for err in errs:
         problems.add(P.SCHEMA, describe_error(err), file=display, line=line_of(doc, error_path(err)))
-    if errs:
-        return None, real
+    return not errs
 
-    rel_cfg = doc.get("relevance") or {}
-    met = doc.get("metrics") or {}
-    fmt = doc.get("formats") or {}
-    val = doc.get("validation") or {}
-    rep = doc.get("report") or {}
-    lim = doc.get("limits") or {}
-    ret = doc.get("retriever") or {}
-    cfg = Config(
-        path_display=display,
-        base_dir=base_dir or os.path.dirname(real),
-        corpus=doc["corpus"],
-        gold=doc["gold"],
-        run=doc.get("run"),
-        k=doc["k"],
-        min_grade=rel_cfg.get("min_grade", 1),
-        max_grade=rel_cfg.get("max_grade", 2),
-        gain=met.get("gain", "linear"),
-        short_list=met.get("short_list", "pad"),
-        snapshot=doc.get("snapshot"),
-        gold_format=fmt.get("gold", "auto"),
-        run_format=fmt.get("run", "auto"),
-        inactive_labels=val.get("inactive_labels", "warning"),
-        missing_queries=val.get("missing_queries", "warning"),
-        extra_queries=val.get("extra_queries", "warning"),
-        worst=rep.get("worst", 5),
+
+def _section(doc: dict, name: str) -> dict:
+    return doc.get(name) or {}
+
+
+def _build(doc: dict, display: str, base_dir: str) -> Config:
+    """The config of a schema-valid document, defaults filled in."""
+    rel, met, fmt = _section(doc, "relevance"), _section(doc, "metrics"), _section(doc, "formats")
+    val, rep, lim = _section(doc, "validation"), _section(doc, "report"), _section(doc, "limits")
+    ret = _section(doc, "retriever")
+    return Config(
+        path_display=display, base_dir=base_dir, corpus=doc["corpus"], gold=doc["gold"], run=doc.get("run"),
+        k=doc["k"], min_grade=rel.get("min_grade", 1), max_grade=rel.get("max_grade", 2),
+        gain=met.get("gain", "linear"), short_list=met.get("short_list", "pad"), snapshot=doc.get("snapshot"),
+        gold_format=fmt.get("gold", "auto"), run_format=fmt.get("run", "auto"),
+        inactive_labels=val.get("inactive_labels", "warning"), missing_queries=val.get("missing_queries", "warning"),
+        extra_queries=val.get("extra_queries", "warning"), worst=rep.get("worst", 5),
         show_text=rep.get("show_text", False),
         limits=Limits(**{name: lim.get(name, getattr(Limits, name)) for name in FILE_LIMITS}),
         bounds=Bounds(**{name: lim.get(name, getattr(Bounds, name)) for name in BOUND_LIMITS}),
-        retriever=ret.get("type", "command" if "command" in ret else "bm25"),
-        bm25=BM25Params(
-            k1=float(ret.get("k1", 1.2)),
-            b=float(ret.get("b", 0.75)),
-            depth=ret.get("depth", 100),
-            statuses=tuple(ret.get("statuses", ["active"])),
-            stopwords=ret.get("stopwords"),
-        ),
-        command=ret.get("command"),
-        command_timeout=float(ret.get("timeout", 600)),
-        rule_change_reason=doc.get("rule_change_reason"),
-        raw=_plain(doc),
+        retriever=ret.get("type", "command" if "command" in ret else "bm25"), bm25=_bm25(ret),
+        command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
+        rule_change_reason=doc.get("rule_change_reason"), raw=_plain(doc),
     )
-    ok = True
+
+
+def _bm25(ret: dict) -> BM25Params:
+    return BM25Params(k1=float(ret.get("k1", 1.2)), b=float(ret.get("b", 0.75)), depth=ret.get("depth", 100),
+                      statuses=tuple(ret.get("statuses", ["active"])), stopwords=ret.get("stopwords"))
+
+
+def _consistent(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+    """What the schema cannot say: settings that contradict each other."""
+    found = []
     if cfg.min_grade > cfg.max_grade:
-        problems.add(
-            P.CONFIG,
-            f"relevance.min_grade ({cfg.min_grade}) is above relevance.max_grade ({cfg.max_grade})",
-            file=display, line=line_of(doc, ["relevance", "min_grade"]),
-        )
-        ok = False
-    if cfg.run is None and cfg.retriever == "command" and not cfg.command:
-        problems.add(
-            P.CONFIG, "`retriever.type: command` needs `retriever.command: [argv, ...]`",
-            file=display, line=line_of(doc, ["retriever"]),
-        )
-        ok = False
-    if cfg.run is None and cfg.retriever == "bm25" and cfg.command:
-        problems.add(
-            P.CONFIG, "`retriever.command` is set but `retriever.type` is bm25; set `type: command`",
-            file=display, line=line_of(doc, ["retriever", "type"]),
-        )
-        ok = False
+        found.append((f"relevance.min_grade ({cfg.min_grade}) is above relevance.max_grade ({cfg.max_grade})",
+                      ["relevance", "min_grade"]))
+    if cfg.run is None:  # the retriever's settings matter only when it retrieves
+        found += _retriever_problems(cfg)
+    for message, path in found:
+        problems.add(P.CONFIG, message, file=cfg.path_display, line=line_of(doc, path))
+    return not found
+
+
+def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
+    found = []
+    if cfg.retriever == "command" and not cfg.command:
+        found.append(("`retriever.type: command` needs `retriever.command: [argv, ...]`", ["retriever"]))
+    if cfg.retriever == "bm25" and cfg.command:
+        found.append(("`retriever.command` is set but `retriever.type` is bm25; set `type: command`",
+                      ["retriever", "type"]))
     if cfg.bm25.depth < cfg.k:
-        problems.add(
-            P.CONFIG,
-            f"retriever.depth ({cfg.bm25.depth}) is below k ({cfg.k}); the ranking must be at "
-            "least K long — raise depth",
-            file=display, line=line_of(doc, ["retriever", "depth"]),
-        )
-        ok = False
+        found.append((f"retriever.depth ({cfg.bm25.depth}) is below k ({cfg.k}); the ranking must be at least K "
+                      "long — raise depth", ["retriever", "depth"]))
+    return found
+
+
+def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+    ok = True
     for name, spec in (doc.get("thresholds") or {}).items():
-        line = line_of(doc, ["thresholds", name])
         try:
             measure = parse_measure(name)
         except ValueError as exc:
-            problems.add(P.CONFIG, f"threshold `{safe_text(name, 40)}`: {exc}", file=display, line=line)
+            problems.add(P.CONFIG, f"threshold `{safe_text(name, 40)}`: {exc}", file=cfg.path_display,
+                         line=line_of(doc, ["thresholds", name]))
             ok = False
             continue
         if isinstance(spec, dict):
             cfg.thresholds.append(Threshold(measure, float(spec["min"]), spec.get("max_drop")))
         else:
             cfg.thresholds.append(Threshold(measure, float(spec)))
-    return (cfg if ok else None), real
+    return ok
 
 
 def _plain(value):

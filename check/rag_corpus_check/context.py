@@ -82,19 +82,24 @@ def github_context(root: str, env=os.environ) -> Context:
         return ctx
     sha = env.get("GITHUB_SHA", "")
     ctx.github_sha = sha if is_sha(sha) else None
-    server = env.get("GITHUB_SERVER_URL", "https://github.com")
-    repo = env.get("GITHUB_REPOSITORY", "")
-    if server.startswith("https://") and repo.count("/") == 1 and all(
-        c.isalnum() or c in "-_./" for c in repo
-    ):
-        ctx.server_url, ctx.repository = server.rstrip("/"), repo
-        run_id = env.get("GITHUB_RUN_ID", "")
-        if run_id.isdigit():
-            ctx.run_url = f"{ctx.server_url}/{repo}/actions/runs/{run_id}"
+    _repository(ctx, env)
     path = env.get("GITHUB_EVENT_PATH")
     if path and ctx.event_name in ("pull_request", "pull_request_target"):
         ctx.event_head_sha = _pr_head(path)
     return ctx
+
+
+def _repository(ctx: Context, env) -> None:
+    """The repository's address and the run's, when they are well formed
+    (they become links in the summary)."""
+    server = env.get("GITHUB_SERVER_URL", "https://github.com")
+    repo = env.get("GITHUB_REPOSITORY", "")
+    if not server.startswith("https://") or repo.count("/") != 1 or not all(c.isalnum() or c in "-_./" for c in repo):
+        return
+    ctx.server_url, ctx.repository = server.rstrip("/"), repo
+    run_id = env.get("GITHUB_RUN_ID", "")
+    if run_id.isdigit():
+        ctx.run_url = f"{ctx.server_url}/{repo}/actions/runs/{run_id}"
 
 
 def _pr_head(path: str) -> str | None:

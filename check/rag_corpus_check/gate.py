@@ -29,26 +29,20 @@ def apply_thresholds(
 ) -> list[ThresholdResult]:
     """One result per threshold. ``drop_failures`` (measure → message) comes
     from the base comparison; None means no base was compared."""
-    out = []
-    for t in thresholds:
-        key = t.measure
-        value = means.get(key)
-        note = None
-        if value is None:
-            # No question had a relevant document: nothing was measured, and a
-            # gate over nothing must not pass.
-            passed = False
-            note = "no question with a relevant document; nothing to measure"
-        else:
-            passed = value >= t.min - TOLERANCE
-        if t.max_drop is not None:
-            if drop_failures is None:
-                note = (note + "; " if note else "") + "max_drop not checked: no base was compared"
-            elif key in drop_failures:
-                passed = False
-                note = (note + "; " if note else "") + drop_failures[key]
-        out.append(ThresholdResult(key, t.min, value, passed, t.max_drop, note))
-    return out
+    return [_result(t, means.get(t.measure), drop_failures) for t in thresholds]
+
+
+def _result(t: Threshold, value: float | None, drop_failures: dict[Measure, str] | None) -> ThresholdResult:
+    # No question had a relevant document: nothing was measured, and a gate
+    # over nothing must not pass.
+    passed = value is not None and value >= t.min - TOLERANCE
+    notes = [] if value is not None else ["no question with a relevant document; nothing to measure"]
+    if t.max_drop is not None and drop_failures is None:
+        notes.append("max_drop not checked: no base was compared")
+    elif t.max_drop is not None and drop_failures is not None and t.measure in drop_failures:
+        passed = False
+        notes.append(drop_failures[t.measure])
+    return ThresholdResult(t.measure, t.min, value, passed, t.max_drop, "; ".join(notes) or None)
 
 
 def gate_passed(results: list[ThresholdResult]) -> bool:

@@ -64,6 +64,9 @@ class _Shards:
             return
         self._shard(shown, shard)
         self._same_inputs(shown, doc)
+        self._contents(shown, doc)
+
+    def _contents(self, shown: str, doc: dict) -> None:
         for q in doc["queries"]:
             if q["query_id"] in self.queries:
                 self.problems.add(P.CONSISTENCY, "question measured by two shards", file=shown, id=q["query_id"])
@@ -108,17 +111,21 @@ def merge(root: str, config_path: str, paths: list[str], context: Context | None
     docs = [(safe_text(p, 200), _read(p, problems)) for p in paths]
     if cfg is None or problems.has_errors():
         return decide(out)
-    shards = _Shards(cfg, problems)
-    for shown, doc in docs:
-        assert doc is not None
-        shards.add(shown, doc)
+    shards = _added(cfg, docs, problems, config_path)
     out.inputs = dict(shards.inputs or {})
-    if shards.missing():
-        problems.add(P.CONSISTENCY, f"shards missing: {', '.join(map(str, shards.missing()))} of {shards.count}",
-                     file=safe_text(config_path, 200))
     if not problems.has_errors() and shards.queries:
         _measured(out, cfg, shards, config_path)
     return decide(out)
+
+
+def _added(cfg: Config, docs: list, problems: P.Problems, config_path: str) -> _Shards:
+    shards = _Shards(cfg, problems)
+    for shown, doc in docs:
+        shards.add(shown, doc)
+    if shards.missing():
+        problems.add(P.CONSISTENCY, f"shards missing: {', '.join(map(str, shards.missing()))} of {shards.count}",
+                     file=safe_text(config_path, 200))
+    return shards
 
 
 def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> None:

@@ -80,18 +80,21 @@ def decide(out: Outcome, *, shard: bool = False) -> Outcome:
     the rules without a reason, partial for one shard (only the merge
     gates), else pass. ``--advisory`` turns a failed gate's exit status into
     0; the verdict stays ``fail``."""
-    measured = out.evaluation is not None and not out.problems.has_errors()
-    if not measured:
-        verdict = INVALID
-    elif not all(t.passed for t in out.thresholds) or (out.rules is not None and out.rules.violated):
-        verdict = PARTIAL if shard else FAIL
-    else:
-        verdict = PARTIAL if shard else PASS
+    verdict = _verdict(out)
+    if shard and verdict in (PASS, FAIL):
+        verdict = PARTIAL
     out.verdict = verdict
     out.exit_code = EXIT_CODES[verdict]
     out.exit_status = 0 if out.advisory and verdict == FAIL else out.exit_code
     out.stage = None
     return out
+
+
+def _verdict(out: Outcome) -> str:
+    if out.evaluation is None or out.problems.has_errors():
+        return INVALID
+    failed = not all(t.passed for t in out.thresholds)
+    return FAIL if failed or (out.rules is not None and out.rules.violated) else PASS
 
 
 def environment() -> dict:

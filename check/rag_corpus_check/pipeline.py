@@ -61,29 +61,33 @@ def configure(root: str, config_path: str, out: Outcome, options: Options) -> Co
     """The stage before any input: the event and the checkout allowed, the
     config read and validated, the caller's options applied to it."""
     enter(out, "config")
-    problems, ctx = out.problems, out.context
-    refusal = event_refusal(ctx, options.allow_untrusted_event)
-    if refusal:
-        problems.add(P.CONFIG, refusal)
+    if not _may_run(out, options):
         return None
-    if ctx.git_error:
-        problems.add(P.GIT, ctx.git_error + "; the commit checked cannot be named, so nothing is "
-                     "measured — fix the checkout (for `dubious ownership`: git's safe.directory)")
-        return None
-    if ctx.event_name and ctx.event_name not in TRUSTED_EVENTS:
-        problems.add(P.CONFIG, f"running under `{ctx.event_name}` because the caller allowed it "
-                     "(--allow-untrusted-event)", severity=P.WARNING)
     cfg_hash = hashlib.sha256()
-    cfg, cfg_real = load_config(root, config_path, problems, cfg_hash)
+    cfg, cfg_real = load_config(root, config_path, out.problems, cfg_hash)
     if cfg_real:  # read (valid or not): its digest is complete
         out.inputs[_display(root, cfg_real)] = cfg_hash.hexdigest()
     out.config = cfg
     if cfg is not None:
-        if options.use_retriever:
-            cfg.run = None
+        cfg.run = None if options.use_retriever else cfg.run
         cfg.shard = options.shard
         cfg.command_timeout = min(cfg.command_timeout, options.retriever_timeout)
     return cfg
+
+
+def _may_run(out: Outcome, options: Options) -> bool:
+    """The event is allowed and git can read the checkout."""
+    problems, ctx = out.problems, out.context
+    refusal = event_refusal(ctx, options.allow_untrusted_event)
+    if refusal:
+        problems.add(P.CONFIG, refusal)
+    elif ctx.git_error:
+        problems.add(P.GIT, ctx.git_error + "; the commit checked cannot be named, so nothing is "
+                     "measured — fix the checkout (for `dubious ownership`: git's safe.directory)")
+    elif ctx.event_name and ctx.event_name not in TRUSTED_EVENTS:
+        problems.add(P.CONFIG, f"running under `{ctx.event_name}` because the caller allowed it "
+                     "(--allow-untrusted-event)", severity=P.WARNING)
+    return not problems.has_errors()
 
 
 def measure(root: str, cfg: Config, out: Outcome, options: Options) -> Inputs:
@@ -110,23 +114,33 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options) -> Inputs:
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retriever | None, corpus_real: str,
                     options: Options) -> None:
-    problems = out.problems
     out.inputs.update(inputs.digests)
     out.corpus, out.gold, out.run = inputs.corpus, inputs.gold, inputs.run
-    if out.corpus is None or out.gold is None or problems.has_errors():
+    if not _readable(out):
         return  # cross-file checks over partly read files would only add noise
     if options.shard:
         _keep_shard(out, options.shard)
     if retriever is not None:
+        assert out.gold is not None
         enter(out, "retrieve")
-        out.run, out.retrieval = retriever.run(corpus_real, out.gold, problems)
-    if out.run is None or problems.has_errors():
-        return
+        out.run, out.retrieval = retriever.run(corpus_real, out.gold, out.problems)
+    if _readable(out) and out.run is not None:
+        _evaluate_and_validate(cfg, out)
+
+
+def _readable(out: Outcome) -> bool:
+    return out.corpus is not None and out.gold is not None and not out.problems.has_errors()
+
+
+def _evaluate_and_validate(cfg: Config, out: Outcome) -> None:
+    """The measures first (they need no corpus), kept only when the
+    cross-file checks find no error."""
+    assert out.corpus is not None and out.gold is not None and out.run is not None
     enter(out, "evaluate")
     evaluation, irrelevant = _evaluate(cfg, out)
     enter(out, "validate")
-    cross_check(cfg, out.corpus, out.gold, out.run, problems)
-    if not problems.has_errors() and _countable(cfg, out, evaluation):
+    cross_check(cfg, out.corpus, out.gold, out.run, out.problems)
+    if not out.problems.has_errors() and _countable(cfg, out, evaluation):
         out.evaluation = evaluation
         out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus)
 
@@ -136,18 +150,20 @@ def _sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] 
     wanted = [("corpus", cfg.corpus, "jsonl"), ("gold", cfg.gold, gold_format(cfg.gold, cfg.gold_format))]
     if cfg.run:
         wanted.append(("run", cfg.run, run_format(cfg.run, cfg.run_format)))
-    sources = {}
-    for key, rel, fmt in wanted:
-        try:
-            real, display = resolve_input(root, cfg.base_dir, rel, f"{cfg.path_display}: `{key}`")
-        except InputError as exc:
-            problems.add(exc.kind, exc.message, file=exc.file or cfg.path_display, line=exc.line)
-            continue
-        if fmt is None:
-            problems.add(P.CONFIG, _UNKNOWN_FORMAT[key], file=cfg.path_display, id=display)
-            continue
-        sources[key] = Source(real, display, fmt)
+    sources = {key: source for key, rel, fmt in wanted if (source := _source(root, cfg, key, rel, fmt, problems))}
     return sources if len(sources) == len(wanted) else None
+
+
+def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problems: P.Problems) -> Source | None:
+    try:
+        real, display = resolve_input(root, cfg.base_dir, rel, f"{cfg.path_display}: `{key}`")
+    except InputError as exc:
+        problems.add(exc.kind, exc.message, file=exc.file or cfg.path_display, line=exc.line)
+        return None
+    if fmt is None:
+        problems.add(P.CONFIG, _UNKNOWN_FORMAT[key], file=cfg.path_display, id=display)
+        return None
+    return Source(real, display, fmt)
 
 
 _UNKNOWN_FORMAT = {

@@ -29,13 +29,13 @@ class Progress:
         self.printed = 0
 
     def tick(self, label: str, done: int, total: int | None = None, unit: str = "records",
-             part: tuple[int, int] | None = None) -> None:
+             part: tuple[int, int | None] | None = None) -> None:
         """Cheap enough to call per record: it reads the clock every 4096
         calls. The percent is ``done/total``, or ``part`` = (bytes read, size)."""
         if self.enabled and not done & 4095:
             self._due(label, done, total, unit, part)
 
-    def block(self, label: str, done: int, part: tuple[int, int] | None = None) -> None:
+    def block(self, label: str, done: int, part: tuple[int, int | None] | None = None) -> None:
         """:meth:`tick` for a reader that goes a block of lines at a time."""
         if self.enabled:
             self._due(label, done, None, "records", part)

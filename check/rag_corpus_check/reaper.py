@@ -40,7 +40,7 @@ def _become_subreaper() -> None:
 def _children() -> list[int]:
     """Processes whose parent is this one (Linux /proc; elsewhere none known)."""
     me = os.getpid()
-    found = []
+    found: list[int] = []
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -59,32 +59,35 @@ def _children() -> list[int]:
     return found
 
 
-def _kill_all(group: int) -> None:
+def _kill(pid: int, group: bool = False) -> None:
     try:
-        os.killpg(group, signal.SIGKILL)
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _reap(pid: int, flags: int = 0) -> tuple[int, int]:
+    try:
+        return os.waitpid(pid, flags)
+    except ChildProcessError:
+        return 0, 0
+
+
+def _kill_all(group: int) -> None:
+    """The command's group, then every process re-parented here, round
+    after round, until none is left; then reap the dead."""
+    _kill(group, group=True)
     for _ in range(ROUNDS):
         pids = _children()
         if not pids:
             break
         for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill(pid)
         for pid in pids:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+            _reap(pid)
         time.sleep(0.01)
-    while True:  # reap what is left (already dead)
-        try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                break
-        except ChildProcessError:
-            break
+    while _reap(-1, os.WNOHANG) != (0, 0):
+        pass
 
 
 def main(argv: list[str]) -> int:

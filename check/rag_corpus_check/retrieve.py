@@ -168,20 +168,9 @@ class BM25Index:
         return self
 
     def score(self, query: str) -> dict[int, float]:
-        assert self._postings is not None, "finish() the index first"
-        tokens = tokenize(query, self.params.stopword_set())
-        b = self.bounds
-        if len(tokens) > b.max_query_tokens:
-            raise Budget("max_query_tokens", f"the question has {len(tokens)} tokens, more than "
-                         f"{b.max_query_tokens} (limits.max_query_tokens)")
-        postings = self._postings
-        entries = [(postings[t], n) for t, n in Counter(tokens).items() if t in postings]
+        entries = self._entries(query)
         if not entries:
             return {}
-        self.work += sum(len(docs) for (docs, _), _ in entries)
-        if self.work > b.max_retrieval_work:
-            raise Budget("max_retrieval_work", f"the questions so far would make BM25 visit more "
-                         f"than {b.max_retrieval_work} postings (limits.max_retrieval_work)")
         # Start from the longest posting list, copied in C; add the others in
         # Python. Addition order differs per document only in the last bits.
         entries.sort(key=lambda e: len(e[0][0]), reverse=True)
@@ -192,6 +181,23 @@ class BM25Index:
             for d, w in zip(docs, _times(weights, n), strict=True):
                 scores[d] = get(d, 0.0) + w
         return scores
+
+    def _entries(self, query: str) -> list:
+        """(postings, count) of each distinct query term the index holds,
+        counted against the token cap and the work budget."""
+        assert self._postings is not None, "finish() the index first"
+        tokens = tokenize(query, self.params.stopword_set())
+        b = self.bounds
+        if len(tokens) > b.max_query_tokens:
+            raise Budget("max_query_tokens", f"the question has {len(tokens)} tokens, more than "
+                         f"{b.max_query_tokens} (limits.max_query_tokens)")
+        postings = self._postings
+        entries = [(postings[t], n) for t, n in Counter(tokens).items() if t in postings]
+        self.work += sum(len(docs) for (docs, _), _ in entries)
+        if self.work > b.max_retrieval_work:
+            raise Budget("max_retrieval_work", f"the questions so far would make BM25 visit more "
+                         f"than {b.max_retrieval_work} postings (limits.max_retrieval_work)")
+        return entries
 
     def _top(self, scores: dict[int, float], depth: int) -> list[tuple[float, str]]:
         """(score, id) of the best ``depth`` documents: score descending, ties

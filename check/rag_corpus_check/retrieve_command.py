@@ -121,15 +121,19 @@ def run_command(argv: list[str], *, corpus_path: str, questions: list[tuple[str,
     if why:
         return _failed(why)
     status, so, se = _run_contained(args, cwd, env, timeout)
+    failure = _failure(status, timeout, out)
+    return CommandResult(failure is None, failure or "ok", None if failure else out, so, se)
+
+
+def _failure(status: int | None, timeout: float, out: str) -> str | None:
     if status is None:
-        return CommandResult(False, f"retriever command timed out after {timeout:g} s (retriever.timeout, "
-                             "at most --retriever-timeout); it and everything it started were killed",
-                             None, so, se)
+        return (f"retriever command timed out after {timeout:g} s (retriever.timeout, at most "
+                "--retriever-timeout); it and everything it started were killed")
     if status != 0:
-        return CommandResult(False, f"retriever command exited with status {status}", None, so, se)
+        return f"retriever command exited with status {status}"
     if not os.path.isfile(out):
-        return CommandResult(False, "retriever command did not write its run to {output}", None, so, se)
-    return CommandResult(True, "ok", out, so, se)
+        return "retriever command did not write its run to {output}"
+    return None
 
 
 def _run_contained(args: list[str], cwd: str, env: dict, timeout: float) -> tuple[int | None, str, str]:

@@ -111,23 +111,37 @@ def _layout_changes(base: Layout, head: Layout, configured: str, prefix: str) ->
 
 
 def _threshold_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
-    bth = {str(t.measure): t for t in base.thresholds}
-    hth = {str(t.measure): t for t in head.thresholds}
-    for name, bt in bth.items():
-        ht = hth.get(name)
+    bth = {t.measure: t for t in base.thresholds}
+    hth = {t.measure: t for t in head.thresholds}
+    for m, bt in bth.items():
+        ht = hth.get(m)
         if ht is None:
-            _loose(f"threshold `{name}` removed (was ≥ {bt.min:g})", changes, loosened)
-            continue
-        if ht.min < bt.min:
-            _loose(f"threshold `{name}` lowered: {bt.min:g} → {ht.min:g}", changes, loosened)
-        elif ht.min > bt.min:
-            changes.append(f"threshold `{name}` raised: {bt.min:g} → {ht.min:g}")
-        if bt.max_drop is not None and (ht.max_drop is None or ht.max_drop > bt.max_drop):
-            new = "none" if ht.max_drop is None else f"{ht.max_drop:g}"
-            _loose(f"`max_drop` of `{name}` loosened: {bt.max_drop:g} → {new}", changes, loosened)
-        elif ht.max_drop is not None and (bt.max_drop is None or ht.max_drop < bt.max_drop):
-            changes.append(f"`max_drop` of `{name}` tightened: {_show(bt.max_drop)} → {ht.max_drop:g}")
-    changes += [f"threshold `{name}` added (≥ {ht.min:g})" for name, ht in hth.items() if name not in bth]
+            _loose(f"threshold `{m}` removed (was ≥ {bt.min:g})", changes, loosened)
+        else:
+            _threshold_change(bt, ht, changes, loosened)
+    changes += [f"threshold `{m}` added (≥ {ht.min:g})" for m, ht in hth.items() if m not in bth]
+
+
+def _threshold_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str]) -> None:
+    m = bt.measure
+    if ht.min < bt.min:
+        _loose(f"threshold `{m}` lowered: {bt.min:g} → {ht.min:g}", changes, loosened)
+    elif ht.min > bt.min:
+        changes.append(f"threshold `{m}` raised: {bt.min:g} → {ht.min:g}")
+    _drop_change(bt, ht, changes, loosened)
+
+
+_NO_DROP = float("inf")  # no max_drop: any drop is allowed
+
+
+def _drop_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str]) -> None:
+    b = _NO_DROP if bt.max_drop is None else bt.max_drop
+    h = _NO_DROP if ht.max_drop is None else ht.max_drop
+    if h > b:
+        _loose(f"`max_drop` of `{bt.measure}` loosened: {b:g} → {'none' if h == _NO_DROP else f'{h:g}'}",
+               changes, loosened)
+    elif h < b:
+        changes.append(f"`max_drop` of `{bt.measure}` tightened: {_show(bt.max_drop)} → {h:g}")
 
 
 def _loose(message: str, changes: list[str], loosened: list[str]) -> None:
@@ -143,30 +157,44 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
     base_layout, head_layout = layouts
     for message in _layout_changes(base_layout, head_layout, configured, prefix):
         _loose(message, changes, loosened)
-    for name in CONVENTIONS:
-        b, h = getattr(base, name), getattr(head, name)
-        if b != h:  # numbers under other conventions are not comparable
-            _loose(f"convention `{name}` changed: {b} → {h}", changes, loosened)
+    for message in _convention_changes(base, head):
+        _loose(message, changes, loosened)
     for message in _ranking_changes(ranking(base, base_layout.run), ranking(head, head_layout.run)):
         _loose(message, changes, loosened)
     _threshold_changes(base, head, changes, loosened)
+    _validation_changes(base, head, changes, loosened)
+    changes += _limit_changes(base, head)
+    reason = head.rule_change_reason
+    if reason and reason != base.rule_change_reason:
+        return Rules(OVERRIDE, changes, loosened, reason)
+    return Rules(BASE, changes, loosened)
+
+
+def _convention_changes(base: Config, head: Config) -> list[str]:
+    """Numbers under other conventions are not comparable: any change loosens."""
+    return [f"convention `{name}` changed: {getattr(base, name)} → {getattr(head, name)}"
+            for name in CONVENTIONS if getattr(base, name) != getattr(head, name)]
+
+
+def _validation_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
     for name in VALIDATION:
         b, h = getattr(base, name), getattr(head, name)
         if b == "error" and h == "warning":
             _loose(f"`validation.{name}` error → warning", changes, loosened)
         elif b != h:
             changes.append(f"`validation.{name}` {b} → {h}")
+
+
+def _limit_changes(base: Config, head: Config) -> list[str]:
+    out = []
     for name in LIMIT_NAMES:
         b, h = base.limit(name), head.limit(name)
         if h > b:
-            changes.append(f"`limits.{name}` raised: {b} → {h} (not applied without a new "
-                           "`rule_change_reason`: the base's limit holds)")
+            out.append(f"`limits.{name}` raised: {b} → {h} (not applied without a new `rule_change_reason`: the "
+                       "base's limit holds)")
         elif h < b:
-            changes.append(f"`limits.{name}` lowered: {b} → {h}")
-    reason = head.rule_change_reason
-    if reason and reason != base.rule_change_reason:
-        return Rules(OVERRIDE, changes, loosened, reason)
-    return Rules(BASE, changes, loosened)
+            out.append(f"`limits.{name}` lowered: {b} → {h}")
+    return out
 
 
 def enforce(rules: Rules, base: Config, head: Config) -> None:

@@ -72,23 +72,29 @@ def validator(name: str, fragment: str = ""):
 def error_path(err: jsonschema.ValidationError) -> list:
     """The path of an error, extended to the offending key where the error is
     about a key (so the reported line is the key's line, not the mapping's)."""
-    path = list(err.absolute_path)
-    inst = err.instance
-    if err.validator == "additionalProperties" and isinstance(inst, dict):
-        allowed = set((err.schema.get("properties") or {}).keys())
-        extra = [k for k in inst if k not in allowed]
-        if extra:
-            path.append(extra[0])
-    elif err.validator == "propertyNames" and err.context:
-        for sub in err.context:
-            if isinstance(sub.instance, str) and sub.instance in inst:
-                path.append(sub.instance)
-                break
-    return path
+    key = _offending_key(err)
+    return list(err.absolute_path) + ([key] if key is not None else [])
+
+
+def _offending_key(err: jsonschema.ValidationError) -> str | None:
+    find = _KEY_OF.get(err.validator)
+    return find(err) if find is not None and isinstance(err.instance, dict) else None
+
+
+def _unknown_key(err) -> str | None:
+    allowed = err.schema.get("properties") or {}
+    return next((k for k in err.instance if k not in allowed), None)
+
+
+def _bad_name(err) -> str | None:
+    return next((sub.instance for sub in err.context or () if sub.instance in err.instance), None)
+
+
+_KEY_OF = {"additionalProperties": _unknown_key, "propertyNames": _bad_name}
 
 
 def describe_path(path) -> str:
-    parts = []
+    parts: list[str] = []
     for p in path:
         parts.append(f"[{p}]" if isinstance(p, int) else (("." if parts else "") + safe_text(p, 60)))
     return "".join(parts) or "(top level)"
@@ -110,46 +116,50 @@ def _type_name(value) -> str:
 def describe_error(err: jsonschema.ValidationError) -> str:
     """One sentence about a schema error without quoting the instance."""
     where = describe_path(err.absolute_path)
-    kw = err.validator
-    val = err.validator_value
-    inst = err.instance
-    if kw == "required":
-        missing = [k for k in val if isinstance(inst, dict) and k not in inst]
-        names = ", ".join(f"`{m}`" for m in missing) or "a required property"
-        return f"{where}: missing required {names}"
-    if kw == "additionalProperties" and isinstance(inst, dict):
-        allowed = set((err.schema.get("properties") or {}).keys())
-        extra = sorted(k for k in inst if k not in allowed)
-        shown = ", ".join(f"`{safe_text(k, 40)}`" for k in extra[:5])
-        if allowed:
-            return f"{where}: unknown field {shown}; allowed: {', '.join(sorted(allowed))}"
-        return f"{where}: unexpected field {shown}"
-    if kw == "type":
-        expected = val if isinstance(val, str) else " or ".join(val)
-        return f"{where}: expected {expected}, got {_type_name(inst)}"
-    if kw == "enum":
-        return f"{where}: must be one of {', '.join(map(str, val))}"
-    if kw == "const":
-        return f"{where}: must be {json.dumps(val)}"
-    if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        word = {"minimum": "at least", "maximum": "at most",
-                "exclusiveMinimum": "greater than", "exclusiveMaximum": "less than"}[kw]
-        return f"{where}: must be {word} {val}"
-    if kw == "minLength":
-        return f"{where}: must not be empty" if val == 1 else f"{where}: shorter than {val} characters"
-    if kw == "maxLength":
-        return f"{where}: longer than {val} characters"
-    if kw == "maxItems":
-        return f"{where}: more than {val} items"
-    if kw == "not":
-        return f"{where}: contains a control character or line break"
-    if kw == "pattern":
-        return f"{where}: does not match the pattern {safe_text(val, 80)}"
-    if kw == "propertyNames":
-        return f"{where}: a key is not a valid id (empty, too long, or with control characters)"
-    if kw == "oneOf":
-        return f"{where}: must be a number between 0 and 1, or a mapping with `min` (and `max_drop`)"
-    return f"{where}: fails schema rule `{kw}`"
+    words = _WORDING.get(err.validator)
+    what = words(err.validator_value, err.instance, err.schema) if words else f"fails schema rule `{err.validator}`"
+    return f"{where}: {what}"
+
+
+def _required(val, inst, schema) -> str:
+    missing = [k for k in val if isinstance(inst, dict) and k not in inst]
+    return "missing required " + (", ".join(f"`{m}`" for m in missing) or "a required property")
+
+
+def _additional(val, inst, schema) -> str:
+    if not isinstance(inst, dict):
+        return "unexpected field"
+    allowed = set((schema.get("properties") or {}).keys())
+    extra = sorted(k for k in inst if k not in allowed)
+    shown = ", ".join(f"`{safe_text(k, 40)}`" for k in extra[:5])
+    if not allowed:
+        return f"unexpected field {shown}"
+    return f"unknown field {shown}; allowed: {', '.join(sorted(allowed))}"
+
+
+def _bound(word: str):
+    return lambda val, inst, schema: f"must be {word} {val}"
+
+
+_WORDING = {
+    "required": _required,
+    "additionalProperties": _additional,
+    "type": lambda val, inst, schema: (
+        f"expected {val if isinstance(val, str) else ' or '.join(val)}, got {_type_name(inst)}"),
+    "enum": lambda val, inst, schema: f"must be one of {', '.join(map(str, val))}",
+    "const": lambda val, inst, schema: f"must be {json.dumps(val)}",
+    "minimum": _bound("at least"),
+    "maximum": _bound("at most"),
+    "exclusiveMinimum": _bound("greater than"),
+    "exclusiveMaximum": _bound("less than"),
+    "minLength": lambda val, inst, schema: "must not be empty" if val == 1 else f"shorter than {val} characters",
+    "maxLength": lambda val, inst, schema: f"longer than {val} characters",
+    "maxItems": lambda val, inst, schema: f"more than {val} items",
+    "not": lambda val, inst, schema: "contains a control character or line break",
+    "pattern": lambda val, inst, schema: f"does not match the pattern {safe_text(val, 80)}",
+    "propertyNames": lambda val, inst, schema: "a key is not a valid id (empty, too long, or with control characters)",
+    "oneOf": lambda val, inst, schema: "must be a number between 0 and 1, or a mapping with `min` (and `max_drop`)",
+}
 
 
 def errors(name: str, instance, fragment: str = "") -> list:
@@ -283,7 +293,7 @@ def _kw_additional(arg, v, schema, root) -> bool:
     return not isinstance(v, dict) or all(_ok(arg, x, root) for k, x in v.items() if k not in props)
 
 
-def _bound(test):
+def _on(test):
     """A keyword on numbers, string lengths or array lengths."""
 
     def check(arg, v, schema, root) -> bool:
@@ -301,14 +311,14 @@ _KEYWORDS = {
     "properties": _kw_properties,
     "additionalProperties": _kw_additional,
     "propertyNames": lambda arg, v, s, r: not isinstance(v, dict) or all(_ok(arg, k, r) for k in v),
-    "minimum": _bound(lambda v, a: not _is_number(v) or v >= a),
-    "maximum": _bound(lambda v, a: not _is_number(v) or v <= a),
-    "exclusiveMinimum": _bound(lambda v, a: not _is_number(v) or v > a),
-    "exclusiveMaximum": _bound(lambda v, a: not _is_number(v) or v < a),
-    "minLength": _bound(lambda v, a: not isinstance(v, str) or len(v) >= a),
-    "maxLength": _bound(lambda v, a: not isinstance(v, str) or len(v) <= a),
-    "minItems": _bound(lambda v, a: not isinstance(v, list) or len(v) >= a),
-    "maxItems": _bound(lambda v, a: not isinstance(v, list) or len(v) <= a),
+    "minimum": _on(lambda v, a: not _is_number(v) or v >= a),
+    "maximum": _on(lambda v, a: not _is_number(v) or v <= a),
+    "exclusiveMinimum": _on(lambda v, a: not _is_number(v) or v > a),
+    "exclusiveMaximum": _on(lambda v, a: not _is_number(v) or v < a),
+    "minLength": _on(lambda v, a: not isinstance(v, str) or len(v) >= a),
+    "maxLength": _on(lambda v, a: not isinstance(v, str) or len(v) <= a),
+    "minItems": _on(lambda v, a: not isinstance(v, list) or len(v) >= a),
+    "maxItems": _on(lambda v, a: not isinstance(v, list) or len(v) <= a),
     "items": lambda arg, v, s, r: not isinstance(v, list) or all(_ok(arg, x, r) for x in v),
     "pattern": lambda arg, v, s, r: not isinstance(v, str) or re.search(arg, v) is not None,
     "not": lambda arg, v, s, r: not _ok(arg, v, r),

@@ -12,18 +12,18 @@ from rag_corpus_check.inputs import CorpusView, Gold, Run
 from rag_corpus_check.text import odd_ids, safe_text
 
 
+def _mixed_snapshots(corpus: CorpusView, problems: P.Problems) -> None:
+    shown = ", ".join(f"`{safe_text(k, 40)}` ({n} documents)" for k, n in sorted(corpus.snapshots.items())[:5])
+    problems.add(P.CONSISTENCY, f"corpus documents declare different snapshots: {shown}; a corpus must be one "
+                 "snapshot — regenerate the export", file=corpus.file)
+
+
 def corpus_snapshot(cfg: Config, corpus: CorpusView, problems: P.Problems) -> str | None:
     """The corpus's declared snapshot label: the config's ``snapshot``, else the
     one label every document declares. Documents that disagree are an error."""
     labels = corpus.snapshots
     if len(labels) > 1:
-        shown = ", ".join(f"`{safe_text(k, 40)}` ({n} documents)" for k, n in sorted(labels.items())[:5])
-        problems.add(
-            P.CONSISTENCY,
-            f"corpus documents declare different snapshots: {shown}; "
-            "a corpus must be one snapshot — regenerate the export",
-            file=corpus.file,
-        )
+        _mixed_snapshots(corpus, problems)
     if cfg.snapshot is not None:
         other = [k for k in labels if k != cfg.snapshot]
         if other:
@@ -67,8 +67,7 @@ def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems:
     # that are unknown, snapshots that differ.
     labelled = set(chain.from_iterable(map(_RELEVANT, gold.queries.values())))
     facts = corpus.facts(labelled, run.ranked_ids())
-    grades = set(chain.from_iterable(map(dict.values, map(_RELEVANT, gold.queries.values()))))
-    grades_ok = not grades or (max(grades) <= cfg.max_grade and min(grades) >= 0)
+    grades_ok = _on_scale(gold, cfg.max_grade)
     if facts.suspects or not grades_ok or not _snapshots_ok(map(_SNAPSHOT, gold.queries.values()), label, fp):
         _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok)
     if facts.unknown or not _snapshots_ok(map(_SNAPSHOT, run.queries.values()), label, fp):
@@ -92,6 +91,12 @@ def _odd_id_problems(corpus: CorpusView, gold: Gold, run: Run, problems: P.Probl
 
 
 _RELEVANT = attrgetter("relevant")
+
+
+def _on_scale(gold: Gold, max_grade: int) -> bool:
+    """Every grade in 0..max_grade (one pass in C over all of them)."""
+    grades = set(chain.from_iterable(map(dict.values, map(_RELEVANT, gold.queries.values()))))
+    return not grades or (max(grades) <= max_grade and min(grades) >= 0)
 _SNAPSHOT = attrgetter("snapshot")
 
 
@@ -101,44 +106,63 @@ def _snapshots_ok(declared, label, fp) -> bool:
 
 
 def _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok) -> None:
-    inactive_sev = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
     suspects = facts.suspects
-    max_grade = cfg.max_grade
-    fp = corpus.fingerprint
     for q in gold.queries.values():
         if q.snapshot is not None:
-            check_snapshot(q.snapshot, label, fp, gold.file, q.line, "the gold set", problems, q.query_id)
-        rel = q.relevant
-        if not rel or (suspects.keys().isdisjoint(rel) and (
-                grades_ok or (max(rel.values()) <= max_grade and min(rel.values()) >= 0))):
-            continue
-        for doc_id, grade in rel.items():
-            line = q.label_lines.get(doc_id) or q.line
-            if grade > max_grade or grade < 0:
-                problems.add(
-                    P.SCHEMA,
-                    f"grade {grade} for question `{safe_text(q.query_id, 60)}` is outside the "
-                    f"declared scale 0–{max_grade} (relevance.max_grade in {cfg.path_display})",
-                    file=gold.file, line=line, id=doc_id,
-                )
-            if doc_id not in suspects:
-                continue  # known and active
-            doc = suspects[doc_id]
-            if doc is None:
-                problems.add(
-                    P.CONSISTENCY,
-                    f"unknown document id in the labels of question `{safe_text(q.query_id, 60)}` "
-                    f"(not in {corpus.file}) — remove the label or add the document",
-                    file=gold.file, line=line, id=doc_id,
-                )
-            elif grade >= cfg.min_grade:
-                problems.add(
-                    P.CONSISTENCY,
-                    f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as "
-                    f"relevant ({corpus.file}:{facts.lines[doc_id]}); {doc.status} documents should "
-                    "not be served — relabel it, or set validation.inactive_labels",
-                    file=gold.file, line=line, id=doc_id, severity=inactive_sev,
-                )
+            check_snapshot(q.snapshot, label, corpus.fingerprint, gold.file, q.line, "the gold set", problems,
+                           q.query_id)
+        if q.relevant and not suspects.keys().isdisjoint(q.relevant):
+            _suspect_labels(cfg, corpus, gold, q, facts, problems)
+    if not grades_ok:
+        _scale_problem(cfg, gold, problems)
+
+
+def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
+    """The labels of one question on unknown or inactive documents."""
+    severity = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
+    for doc_id, grade in q.relevant.items():
+        if doc_id not in facts.suspects:
+            continue  # known and active
+        doc, line = facts.suspects[doc_id], q.label_lines.get(doc_id) or q.line
+        if doc is None:
+            problems.add(
+                P.CONSISTENCY,
+                f"unknown document id in the labels of question `{safe_text(q.query_id, 60)}` "
+                f"(not in {corpus.file}) — remove the label or add the document",
+                file=gold.file, line=line, id=doc_id,
+            )
+        elif grade >= cfg.min_grade:
+            problems.add(
+                P.CONSISTENCY,
+                f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as relevant "
+                f"({corpus.file}:{facts.lines[doc_id]}); {doc.status} documents should not be served — "
+                "relabel it, or set validation.inactive_labels",
+                file=gold.file, line=line, id=doc_id, severity=severity,
+            )
+
+
+def _outside(gold, max_grade: int):
+    """(line, grade, document) of every label off the scale 0..max_grade."""
+    for q in gold.queries.values():
+        for d, g in q.relevant.items():
+            if not 0 <= g <= max_grade:
+                yield q.label_lines.get(d) or q.line or 0, g, d
+
+
+def _scale_problem(cfg, gold, problems) -> None:
+    """One problem for every grade outside the declared scale (a collection
+    on another scale has hundreds: one line of what was seen and what to set)."""
+    outside = sorted(_outside(gold, cfg.max_grade))
+    line, _, doc_id = outside[0]
+    seen = sorted({g for _, g, _ in outside})
+    shown = ", ".join(map(str, seen[:10])) + (" …" if len(seen) > 10 else "")
+    problems.add(
+        P.SCHEMA,
+        f"{len(outside)} labels have grades outside the declared scale 0–{cfg.max_grade} (grades seen: {shown}; "
+        f"the first is here) — if the collection uses that scale, set `relevance: {{max_grade: {max(seen)}}}` "
+        f"in {cfg.path_display}",
+        file=gold.file, line=line or None, id=doc_id,
+    )
 
 
 def _ranking_problems(corpus, run, problems, label, unknown: set[str]) -> None:

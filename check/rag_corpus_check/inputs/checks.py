@@ -50,16 +50,15 @@ class Text:
 
     def all_ok(self, values: list) -> bool:
         """:meth:`ok` for every one of ``values``, in a few C passes."""
-        if not values:
-            return True
-        try:
-            joined = " ".join(values)  # fails on a non-string
-        except TypeError:
-            return False
+        if not values or set(map(type, values)) != {str}:
+            return not values
         lengths = list(map(len, values))
         if min(lengths) < self.low or max(lengths) > self.high:
             return False
-        return self.bad is None or joined.isprintable() or not self.bad(joined)
+        if self.bad is None:
+            return True
+        joined = " ".join(values)
+        return joined.isprintable() or not self.bad(joined)
 
 
 def _props(name: str, fragment: str = "") -> dict:
@@ -122,9 +121,7 @@ def corpus_record(r: object) -> bool:
     if not CORPUS_SHAPE.ok(r):
         return False
     assert isinstance(r, dict)
-    return (ID.ok(r["id"]) and TEXT.ok(r["text"]) and _optional(r, "title", TITLE.ok)
-            and _optional(r, "type", TYPE.ok) and _optional(r, "status", _status)
-            and _optional(r, "snapshot", SNAPSHOT.ok) and _optional(r, "metadata", _is_dict))
+    return ID.ok(r["id"]) and TEXT.ok(r["text"]) and all(_optional(r, key, rule) for key, rule in _CORPUS_OPTIONAL)
 
 
 def _status(v: object) -> bool:
@@ -133,6 +130,10 @@ def _status(v: object) -> bool:
 
 def _is_dict(v: object) -> bool:
     return type(v) is dict
+
+
+_CORPUS_OPTIONAL = (("title", TITLE.ok), ("type", TYPE.ok), ("status", _status), ("snapshot", SNAPSHOT.ok),
+                    ("metadata", _is_dict))
 
 
 def run_record(r: object) -> bool:
@@ -265,19 +266,22 @@ def corpus_block(values: list) -> tuple[list, list, list, list]:
     ValueError (or KeyError, TypeError, Slow) if any record is invalid."""
     columns = block_columns(values, CORPUS_SHAPE)
     n = len(values)
-    ids, texts = columns["id"], columns["text"]
-    if not ID.all_ok(ids) or not (set(map(type, texts)) == {str} and TEXT.all_ok(texts)):
-        raise ValueError("id or text")
-    if not TITLE.all_ok(present(columns.get("title"))):
-        raise ValueError("title")
+    ids = columns["id"]
+    if not (ID.all_ok(ids) and TEXT.all_ok(columns["text"]) and TITLE.all_ok(present(columns.get("title")))):
+        raise ValueError("id, text or title")
     types = columns.get("type") or [None] * n
     each_distinct(types, TYPE.ok, "type")
-    statuses = columns.get("status") or ["active"] * n
-    if None in statuses:  # absent from some records: the default
+    return ids, types, _statuses(columns.get("status"), n), snapshots_and_metadata(columns, n)
+
+
+def _statuses(column: list | None, n: int) -> list[str]:
+    """The status column, the default where a record has none."""
+    statuses = column or ["active"] * n
+    if None in statuses:
         statuses = ["active" if s is None else s for s in statuses]
     if not STATUS.issuperset(statuses):
         raise ValueError("status")
-    return ids, types, statuses, snapshots_and_metadata(columns, n)
+    return statuses
 
 
 def run_block(values: list, ranked: set) -> tuple[list, list, list]:

@@ -26,6 +26,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Collection
+from typing import Any
 
 from rag_corpus_check.inputs import fast
 from rag_corpus_check.inputs.records import Corpus, Doc, Facts
@@ -54,7 +55,7 @@ def can_fork(real: str) -> bool:
     return size is not None and size >= FORK_MIN_BYTES
 
 
-def _write(fd: int, value: object) -> None:
+def _write(fd: int, value: Any) -> None:
     data = marshal.dumps(value, 2)
     view = memoryview(_SIZE.pack(len(data)) + data)
     while view:

@@ -75,7 +75,7 @@ def read_gold(real: str, file: str, limits: Limits, hasher=None) -> Gold:
         if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
             raise Slow  # a question twice
         # Every label of a JSONL question is on its line: no label lines.
-        no_lines = map(dict, repeat((), n))
+        no_lines: map[dict] = map(dict, repeat((), n))
         queries.update(zip(qids, map(GoldQuery, qids, range(first, first + n), relevant, no_lines, texts, snaps),
                            strict=True))
     return gold

@@ -50,12 +50,7 @@ def _read_jsonl(real, file, limits, problems, gold, hasher) -> None:
 
 
 def _read_document(real, file, fmt, limits, problems, gold, hasher) -> None:
-    if fmt == "yaml":
-        doc = load_yaml(read_bytes(real, file, limits.max_file_bytes, hasher), file, limits)
-        query_lines = None
-    else:  # json
-        doc, text = load_json_document(real, file, limits, hasher)
-        query_lines = _json_query_lines(text)
+    doc, query_lines = _parse_document(real, file, fmt, limits, hasher)
     if not isinstance(doc, dict):
         problems.add(P.SCHEMA, "gold must be a mapping with a `queries:` list", file=file, line=1)
         return
@@ -65,11 +60,18 @@ def _read_document(real, file, fmt, limits, problems, gold, hasher) -> None:
     gold.snapshot = doc.get("snapshot")
     gold.snapshot_line = line_of(doc, ["snapshot"]) if "snapshot" in doc else None
     for i, q in enumerate(doc.get("queries", [])):
-        if i in bad:
-            continue
-        qline = line_of(doc, ["queries", i]) or _safe_index(query_lines, i)
-        label_lines = {d: (line_of(doc, ["queries", i, "relevant", d]) or qline) for d in q["relevant"]}
-        _add_query(gold, q, qline, label_lines, file, problems)
+        if i not in bad:
+            qline = line_of(doc, ["queries", i]) or _safe_index(query_lines, i)
+            label_lines = {d: (line_of(doc, ["queries", i, "relevant", d]) or qline) for d in q["relevant"]}
+            _add_query(gold, q, qline, label_lines, file, problems)
+
+
+def _parse_document(real, file, fmt, limits, hasher):
+    """The document, and for JSON the line of each question (YAML keeps lines itself)."""
+    if fmt == "yaml":
+        return load_yaml(read_bytes(real, file, limits.max_file_bytes, hasher), file, limits), None
+    doc, text = load_json_document(real, file, limits, hasher)
+    return doc, _json_query_lines(text)
 
 
 def _document_problems(doc: dict, query_lines, file: str, problems: P.Problems) -> set[int] | None:
@@ -80,16 +82,19 @@ def _document_problems(doc: dict, query_lines, file: str, problems: P.Problems) 
     bad: set[int] = set()
     for err in errors("gold", doc):
         path = error_path(err)
-        line = line_of(doc, path)
-        in_query = len(path) >= 2 and path[0] == "queries" and isinstance(path[1], int)
-        if line is None and query_lines and in_query:
-            line = _safe_index(query_lines, path[1])
-        qid = record_id(doc["queries"][path[1]]) if in_query else None
-        problems.add(P.SCHEMA, describe_error(err), file=file, line=line, id=qid)
-        if not in_query:
+        index = _question_index(path)
+        line = line_of(doc, path) or _safe_index(query_lines, index)
+        problems.add(P.SCHEMA, describe_error(err), file=file, line=line,
+                     id=record_id(doc["queries"][index]) if index is not None else None)
+        if index is None:
             return None
-        bad.add(path[1])
+        bad.add(index)
     return bad
+
+
+def _question_index(path: list) -> int | None:
+    """The question an error path is in, or None for the document itself."""
+    return path[1] if len(path) >= 2 and path[0] == "queries" and isinstance(path[1], int) else None
 
 
 def quickly_valid(doc: dict) -> bool:

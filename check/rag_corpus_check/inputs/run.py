@@ -78,26 +78,30 @@ def _read_trec(real, file, limits, problems, run, hasher=None) -> None:
         if row is None:
             continue
         qid, doc_id, score = row
-        if score is None:
+        if score is None or _twice(qid, doc_id, seen.get((qid, doc_id)), file, line, problems):
             bad.add(qid)
-        elif (qid, doc_id) in seen:
-            problems.add(
-                P.CONSISTENCY,
-                f"document appears twice in the ranking of question `{safe_text(qid, 60)}` "
-                f"(lines {seen[(qid, doc_id)]} and {line}) — deduplicate the run",
-                file=file, line=line, id=doc_id,
-            )
-            bad.add(qid)
-        else:
-            seen[(qid, doc_id)] = line
-            rows.setdefault(qid, []).append((score, doc_id))
-            first_line.setdefault(qid, line)
+            continue
+        seen[(qid, doc_id)] = line
+        rows.setdefault(qid, []).append((score, doc_id))
+        first_line.setdefault(qid, line)
     for qid, items in rows.items():
         if qid not in bad:
-            # trec_eval's order: score descending, ties by docno descending
-            # (byte order); the rank column is ignored.
-            items.sort(key=lambda t: (t[0], t[1].encode("utf-8", "surrogatepass")), reverse=True)
-            run.queries[qid] = RunQuery(qid, first_line[qid], [d for _, d in items])
+            run.queries[qid] = RunQuery(qid, first_line[qid], trec_order(items))
+
+
+def trec_order(items: list[tuple[float, str]]) -> list[str]:
+    """trec_eval's order: score descending, ties by docno descending (byte
+    order); the rank column is ignored."""
+    items.sort(key=lambda t: (t[0], t[1].encode("utf-8", "surrogatepass")), reverse=True)
+    return [d for _, d in items]
+
+
+def _twice(qid: str, doc_id: str, first: int | None, file: str, line: int, problems: P.Problems) -> bool:
+    if first is None:
+        return False
+    problems.add(P.CONSISTENCY, f"document appears twice in the ranking of question `{safe_text(qid, 60)}` "
+                 f"(lines {first} and {line}) — deduplicate the run", file=file, line=line, id=doc_id)
+    return True
 
 
 def _trec_row(text: str, file: str, line: int, problems: P.Problems) -> tuple[str, str, float | None] | None:

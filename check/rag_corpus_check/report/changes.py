@@ -81,39 +81,53 @@ def moved_documents(q: QuestionChange, esc=cell, limit: int = 4) -> str:
 
 
 def _questions(s: Summary, cmp_: Comparison) -> None:
-    drops = [q for q in cmp_.questions if q.delta < 0]
-    rises = [q for q in reversed(cmp_.questions) if q.delta > 0][:5]
+    drops, rises = dropped(cmp_), risen(cmp_)
     if drops:
-        rows = [[cell(q.query_id), fmt(q.base), fmt(q.head), signed(q.delta), moved_documents(q)] for q in drops[:10]]
-        s.heading(f"Questions that dropped ({len(drops)})", 4)
-        s.table(["question", "base", "head", f"Δ `{drops[0].measure}`", "relevant documents, position base → head"],
-                rows)
+        _drops(s, drops)
     if rises:
         s.para("Rose most: " + ", ".join(f"{cell(q.query_id)} ({signed(q.delta)})" for q in rises))
     if cmp_.added or cmp_.removed:
-        s.para(
-            f"Questions added: {', '.join(cell(q) for q in cmp_.added[:50]) or 'none'}; "
-            f"removed: {', '.join(cell(q) for q in cmp_.removed[:50]) or 'none'}."
-        )
+        s.para(f"Questions added: {_ids(cmp_.added)}; removed: {_ids(cmp_.removed)}.")
+
+
+def dropped(cmp_: Comparison) -> list[QuestionChange]:
+    """The questions that dropped, most first."""
+    return [q for q in cmp_.questions if q.delta < 0]
+
+
+def risen(cmp_: Comparison, limit: int = 5) -> list[QuestionChange]:
+    """The questions that rose most."""
+    return [q for q in reversed(cmp_.questions) if q.delta > 0][:limit]
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(cell(q) for q in ids[:50]) or "none"
+
+
+def _drops(s: Summary, drops: list[QuestionChange]) -> None:
+    rows = [[cell(q.query_id), fmt(q.base), fmt(q.head), signed(q.delta), moved_documents(q)] for q in drops[:10]]
+    s.heading(f"Questions that dropped ({len(drops)})", 4)
+    s.table(["question", "base", "head", f"Δ `{drops[0].measure}`", "relevant documents, position base → head"], rows)
 
 
 def _labels(s: Summary, cmp_: Comparison) -> None:
     if not cmp_.labels:
         return
-    rows = []
-    for entry in cmp_.labels[:200]:
-        parts = [f"+{cell(d)}={g}" for d, g in entry["added"].items()]
-        parts += [f"−{cell(d)} (was {g})" for d, g in entry["removed"].items()]
-        parts += [f"{cell(d)}: {a}→{b}" for d, (a, b) in entry["regraded"].items()]
-        if entry.get("query_changed"):
-            parts.insert(0, "question text changed")
-        rows.append([cell(entry["query_id"]), entry["question"], "; ".join(parts)[:1000]])
+    rows = [[cell(entry["query_id"]), entry["question"], _label_parts(entry)] for entry in cmp_.labels[:200]]
     texts = sum(1 for e in cmp_.labels if e.get("query_changed"))
     if texts:
         s.para(f"> [!WARNING]\n> {texts} question texts changed in this PR: with a retriever the text decides "
                "what is retrieved, so review them like labels (the attribution below counts their effect as "
                "the system's).")
     s.details(f"Gold labels changed in {len(cmp_.labels)} questions", Summary().table(["question", "", "labels"], rows))
+
+
+def _label_parts(entry: dict) -> str:
+    parts = ["question text changed"] if entry.get("query_changed") else []
+    parts += [f"+{cell(d)}={g}" for d, g in entry["added"].items()]
+    parts += [f"−{cell(d)} (was {g})" for d, g in entry["removed"].items()]
+    parts += [f"{cell(d)}: {a}→{b}" for d, (a, b) in entry["regraded"].items()]
+    return "; ".join(parts)[:1000]
 
 
 def _attribution(s: Summary, cmp_: Comparison) -> None:

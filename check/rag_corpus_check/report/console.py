@@ -63,16 +63,21 @@ def _means(out: Outcome) -> list[str]:
     if not ev or not cfg:
         return []
     lines = [f"  means over {ev.counted} questions:", "    " + "   ".join(f"{k} {fmt(v)}" for k, v in ev.means.items())]
-    key, rows = worst(out)
-    if rows:
-        lines.append(f"  worst questions by {key}:")
-        for q in rows:
-            vals = "  ".join(f"{k} {fmt(q.values.get(k))}" for k in headline(cfg.k))
-            lines.append(f"    - {safe_text(q.query_id, 40):<16} {vals}" + ("" if q.in_run else "  (not in run)"))
+    lines += _worst(out)
     if ev.excluded:
         shown = ", ".join(safe_text(q, 40) for q in ev.excluded[:20])
         more = f" and {len(ev.excluded) - 20} more" if len(ev.excluded) > 20 else ""
         lines.append(f"  excluded (no relevant document in gold): {shown}{more}")
+    return lines
+
+
+def _worst(out: Outcome) -> list[str]:
+    assert out.config is not None
+    key, rows = worst(out)
+    lines = [f"  worst questions by {key}:"] if rows else []
+    for q in rows:
+        vals = "  ".join(f"{k} {fmt(q.values.get(k))}" for k in headline(out.config.k))
+        lines.append(f"    - {safe_text(q.query_id, 40):<16} {vals}" + ("" if q.in_run else "  (not in run)"))
     return lines
 
 

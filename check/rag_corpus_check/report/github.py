@@ -42,20 +42,22 @@ def repository_path(out: Outcome, file: str | None) -> str | None:
     return out.context.annotation_prefix + file.replace(os.sep, "/")
 
 
-def annotations(out: Outcome) -> list[str]:
+def annotation_lines(out: Outcome) -> list[str]:
+    """At most MAX_PER_TYPE errors and warnings, and a notice with the count of the rest."""
     lines = []
-    for severity in ("error", "warning"):
+    totals = {"error": out.problems.error_count(), "warning": out.problems.warning_count()}
+    for severity, total in totals.items():
         probs = [p for p in out.problems.items if p.severity == severity]
-        total = out.problems.error_count() if severity == "error" else out.problems.warning_count()
-        for p in probs[:MAX_PER_TYPE]:
-            msg = (f"[{p.id}] " if p.id else "") + p.message
-            lines.append(command(severity, msg, file=repository_path(out, p.file), line=p.line,
-                                 title=f"rag-corpus-check: {p.kind}"))
+        lines += [_annotation(out, p) for p in probs[:MAX_PER_TYPE]]
         if total > MAX_PER_TYPE:
-            lines.append(
-                command("notice", f"{total - MAX_PER_TYPE} more {severity}s are listed in the job summary and the results file")
-            )
+            lines.append(command("notice", f"{total - MAX_PER_TYPE} more {severity}s are listed in the job summary "
+                                 "and the results file"))
     return lines
+
+
+def _annotation(out: Outcome, p) -> str:
+    msg = (f"[{p.id}] " if p.id else "") + p.message
+    return command(p.severity, msg, file=repository_path(out, p.file), line=p.line, title=f"rag-corpus-check: {p.kind}")
 
 
 def _fmt(v) -> str:

@@ -74,27 +74,31 @@ class Summary:
         # Keep whole blocks while they fit; cut the first one that does not at
         # a line boundary (a table keeps its header), unless it is a folded
         # block or a code fence, which must not be left open.
-        notice = (
-            "> [!WARNING]\n> The summary was cut to stay under GitHub's 1 MiB limit; "
-            "the results file has every value.\n"
-        )
-        budget = max_bytes - len(notice.encode("utf-8")) - 4
+        budget = max_bytes - len(CUT_NOTICE.encode("utf-8")) - 4
         kept: list[str] = []
         used = 0
         for part in self.parts:
             size = len(part.encode("utf-8")) + 2
-            if used + size <= budget:
-                kept.append(part)
-                used += size
-                continue
-            if not part.startswith(("<details>", "```")):
-                lines, room = [], budget - used - 2
-                for line in part.split("\n"):
-                    room -= len(line.encode("utf-8")) + 1
-                    if room < 0:
-                        break
-                    lines.append(line)
-                if lines and not (lines[0].startswith("|") and len(lines) < 3):
-                    kept.append("\n".join(lines))
+            if used + size > budget:
+                kept += _cut(part, budget - used - 2)
+                break
+            kept.append(part)
+            used += size
+        return "\n\n".join(kept) + "\n\n" + CUT_NOTICE
+
+
+CUT_NOTICE = "> [!WARNING]\n> The summary was cut to stay under GitHub's 1 MiB limit; the results file has every value.\n"
+
+
+def _cut(part: str, room: int) -> list[str]:
+    """The lines of ``part`` that fit in ``room`` bytes, when cutting it
+    leaves valid Markdown (not a fold or a fence, a table with its header)."""
+    if part.startswith(("<details>", "```")):
+        return []
+    lines = []
+    for line in part.split("\n"):
+        room -= len(line.encode("utf-8")) + 1
+        if room < 0:
             break
-        return "\n\n".join(kept) + "\n\n" + notice
+        lines.append(line)
+    return ["\n".join(lines)] if lines and not (lines[0].startswith("|") and len(lines) < 3) else []

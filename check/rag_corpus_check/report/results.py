@@ -19,16 +19,12 @@ def results_dict(out: Outcome) -> dict:
         "exit_code": out.exit_code,
         "advisory": out.advisory,
         "rules_source": out.rules_source,
-        "shard": {"index": cfg.shard[0], "count": cfg.shard[1]} if cfg is not None and cfg.shard else None,
+        "shard": _shard(out),
         "conventions": conventions_json(cfg) if cfg else None,
         "metrics": {str(m): v for m, v in ev.means.items()} if ev else {},
         "counts": _counts(out),
         "thresholds": [_threshold(t) for t in out.thresholds],
-        "queries": [
-            {"query_id": q.query_id, "status": q.status, "in_run": q.in_run, "relevant": q.relevant,
-             "values": {str(m): v for m, v in q.values.items()}}
-            for q in (ev.queries if ev else [])
-        ],
+        "queries": [_query(q) for q in (ev.queries if ev else [])],
         "run_source": _run_source(out),
         "comparison": comparison_json(out),
         "irrelevant_by_type": out.irrelevant_by_type,
@@ -36,6 +32,16 @@ def results_dict(out: Outcome) -> dict:
         "problems_dropped": dict(out.problems.dropped),
         "provenance": _provenance(out),
     }
+
+
+def _shard(out: Outcome) -> dict | None:
+    shard = out.config.shard if out.config is not None else None
+    return {"index": shard[0], "count": shard[1]} if shard else None
+
+
+def _query(q) -> dict:
+    return {"query_id": q.query_id, "status": q.status, "in_run": q.in_run, "relevant": q.relevant,
+            "values": {str(m): v for m, v in q.values.items()}}
 
 
 def _counts(out: Outcome) -> dict:

@@ -17,33 +17,41 @@ def run_source_line(out: Outcome, esc=cell, code=lambda t: f"`{t}`") -> str | No
         return f"Run: committed file {code(esc(out.run.file if out.run else cfg.run, 200))}"
     r = out.retrieval.info if out.retrieval else {}
     if r.get("type") == "bm25":
-        stop = f", stop words {r['stopwords']}" if r.get("stopwords") else ""
-        return (
-            f"Run: built-in BM25 over {r['indexed_documents']} documents "
-            f"(status {', '.join(r['statuses'])}; k1 {r['k1']:g}, b {r['b']:g}, depth {r['depth']}{stop})"
-        )
+        return _bm25_line(r)
     if cfg.run_source == "command":
         return f"Run: produced by the configured {code('retriever.command')} (code from this repository)"
     return None
+
+
+def _bm25_line(r: dict) -> str:
+    stop = f", stop words {r['stopwords']}" if r.get("stopwords") else ""
+    return (f"Run: built-in BM25 over {r['indexed_documents']} documents (status {', '.join(r['statuses'])}; "
+            f"k1 {r['k1']:g}, b {r['b']:g}, depth {r['depth']}{stop})")
 
 
 def add_sections(s: Summary, out: Outcome) -> None:
     line = run_source_line(out)
     if line:
         s.para(line)
-    rows = out.irrelevant_by_type
-    cfg = out.config
-    if rows and cfg:
-        s.heading(f"Irrelevant hits in the top {cfg.k} by document type", 3)
-        s.table(
-            ["type", "irrelevant hits", "of which unjudged", "share"],
-            [[cell(r["type"]), str(r["irrelevant"]), str(r["unjudged"]), f"{r['share']:.0%}"] for r in rows[:20]],
-        )
+    _by_type(s, out)
+    _command_output(s, out)
+
+
+def _by_type(s: Summary, out: Outcome) -> None:
+    rows, cfg = out.irrelevant_by_type, out.config
+    if not rows or not cfg:
+        return
+    s.heading(f"Irrelevant hits in the top {cfg.k} by document type", 3)
+    s.table(["type", "irrelevant hits", "of which unjudged", "share"],
+            [[cell(r["type"]), str(r["irrelevant"]), str(r["unjudged"]), f"{r['share']:.0%}"] for r in rows[:20]])
+
+
+def _command_output(s: Summary, out: Outcome) -> None:
     command = out.retrieval.command if out.retrieval else None
-    if command is not None and (command.stdout_tail or command.stderr_tail):
-        body = Summary()
-        if command.stdout_tail:
-            body.para("stdout (last lines, escaped):").code(command.stdout_tail)
-        if command.stderr_tail:
-            body.para("stderr (last lines, escaped):").code(command.stderr_tail)
-        s.details("Retriever command output", body)
+    if command is None or not (command.stdout_tail or command.stderr_tail):
+        return
+    body = Summary()
+    for name, tail in (("stdout", command.stdout_tail), ("stderr", command.stderr_tail)):
+        if tail:
+            body.para(f"{name} (last lines, escaped):").code(tail)
+    s.details("Retriever command output", body)

@@ -9,21 +9,25 @@ from rag_corpus_check import rules as R
 from rag_corpus_check.outcome import Outcome
 
 
+def _why(out: Outcome, esc: Callable[..., str]) -> str:
+    rules = out.rules
+    assert rules is not None
+    sha = out.base.sha if out.base else None
+    return {
+        R.BASE: f"the config at the base commit {f'`{sha[:12]}`' if sha else 'the base commit'}",
+        R.FIRST_INTRODUCTION: "the config does not exist at the base commit: first introduction",
+        R.OVERRIDE: f"changed on purpose in this PR: “{esc(rules.override_reason or '', 200)}”",
+        R.NO_BASE: rules.why or "no base was compared",
+    }[rules.source]
+
+
 def rules_line(out: Outcome, esc: Callable[..., str], code: Callable[[str], str] = str) -> str | None:
     """``rules: <source> (why)``, and when the PR loosened them without a
     reason, which changes fail the gate. ``esc`` renders untrusted text."""
     rules = out.rules
     if rules is None:
         return None
-    sha = out.base.sha if out.base else None
-    base = f"`{sha[:12]}`" if sha else "the base commit"
-    why = {
-        R.BASE: f"the config at the base commit {base}",
-        R.FIRST_INTRODUCTION: "the config does not exist at the base commit: first introduction",
-        R.OVERRIDE: f"changed on purpose in this PR: “{esc(rules.override_reason or '', 200)}”",
-        R.NO_BASE: rules.why or "no base was compared",
-    }[rules.source]
-    line = f"rules: {code(rules.source)} ({why})"
+    line = f"rules: {code(rules.source)} ({_why(out, esc)})"
     if rules.violated:
         line += (" — this PR loosens them without a new `rule_change_reason`, which fails the "
                  "gate: " + "; ".join(esc(c, 200) for c in rules.loosened))

@@ -47,18 +47,13 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
 def _head(s: Summary, out: Outcome) -> None:
     """The verdict and the commit first: a green check on an old revision
     must be visible as such."""
-    c = out.context
-    checked = c.commit or c.github_sha
+    checked = out.context.commit or out.context.github_sha
     head = f"{ICON[out.verdict]} **rag-corpus-check: {TITLE[out.verdict]}**"
     if out.advisory and out.verdict == FAIL:
         head += " (advisory: the job is not failed)"
     head += f" · commit {_commit_link(out, checked)}" if checked else " · commit unknown (not a git checkout)"
     s.heading(head, 2)
-    lines = []
-    if c.event_name == "pull_request" and c.event_head_sha:
-        lines.append(f"PR head {_commit_link(out, c.event_head_sha)}")
-        if c.github_sha and checked and c.github_sha != checked:
-            lines.append(f"event merge commit {_commit_link(out, c.github_sha)}")
+    lines = _event_lines(out, checked)
     rules = rules_line(out, cell, lambda t: f"`{t}`")
     if rules:
         lines.append(rules[0].upper() + rules[1:])
@@ -67,22 +62,29 @@ def _head(s: Summary, out: Outcome) -> None:
     _commit_notes(s, out, checked)
 
 
+def _event_lines(out: Outcome, checked: str | None) -> list[str]:
+    c = out.context
+    if c.event_name != "pull_request" or not c.event_head_sha:
+        return []
+    lines = [f"PR head {_commit_link(out, c.event_head_sha)}"]
+    if c.github_sha and checked and c.github_sha != checked:
+        lines.append(f"event merge commit {_commit_link(out, c.github_sha)}")
+    return lines
+
+
 def _commit_notes(s: Summary, out: Outcome, checked: str | None) -> None:
     c = out.context
-    if c.github_sha and checked and c.github_sha != checked:
+    if checked and c.github_sha not in (None, checked):
         s.para(
             "> [!WARNING]\n> The workspace `HEAD` is not the commit this workflow run was "
             f"triggered for (`{c.github_sha}`); this result is for `{checked}`."
         )
-    elif c.event_name == "pull_request" and c.event_head_sha and checked and checked != c.event_head_sha:
+    elif checked and c.event_name == "pull_request" and c.event_head_sha not in (None, checked):
         s.para("The checked commit is the merge of the PR head into its base, as `pull_request` checks out by default.")
     if out.verdict == ERROR:
-        s.para(
-            "The check could not finish because of an internal error"
-            + (f" during **{out.stage}**" if out.stage else "")
-            + ". This is a bug or an environment fault, not a problem with your files; "
-            "re-run the job, and report it if it persists."
-        )
+        during = f" during **{out.stage}**" if out.stage else ""
+        s.para(f"The check could not finish because of an internal error{during}. This is a bug or an environment "
+               "fault, not a problem with your files; re-run the job, and report it if it persists.")
 
 
 def _thresholds(s: Summary, out: Outcome) -> None:
@@ -101,14 +103,16 @@ def _problems(s: Summary, out: Outcome) -> None:
     if not problems.items:
         return
     s.heading(f"Input problems ({problems.error_count()} errors, {problems.warning_count()} warnings)", 3)
-    rows = [["error" if p.severity == "error" else "warning", cell(p.kind, 20), cell(p.location(), 200),
-             cell(p.id) if p.id else "", cell(p.message, 400)] for p in problems.errors + problems.warnings]
-    s.table(["severity", "kind", "where", "id", "problem"], rows)
+    s.table(["severity", "kind", "where", "id", "problem"], [_problem_row(p) for p in problems.errors + problems.warnings])
     if problems.dropped:
         s.para("Not all problems are listed: " + ", ".join(f"{cell(k)}: {n} more" for k, n in problems.dropped.items())
                + ".")
     if out.verdict == INVALID:
         s.para("No metrics were computed: a verdict on invalid input would be meaningless.")
+
+
+def _problem_row(p) -> list[str]:
+    return [p.severity, cell(p.kind, 20), cell(p.location(), 200), cell(p.id) if p.id else "", cell(p.message, 400)]
 
 
 def worst(out: Outcome) -> tuple[Measure, list]:
@@ -126,13 +130,7 @@ def _means(s: Summary, out: Outcome) -> None:
     keys = list(ev.means)
     s.heading(f"Means over {ev.counted} questions", 3)
     s.table([f"`{k}`" for k in keys], [[fmt(ev.means[k]) for k in keys]])
-    key, rows = worst(out)
-    head_keys = headline(cfg.k)
-    if rows:
-        s.heading(f"Worst questions by {key}", 3)
-        s.table(["question"] + [f"`{k}`" for k in head_keys] + ["note"],
-                [[cell(q.query_id)] + [fmt(q.values.get(k)) for k in head_keys] + ["" if q.in_run else "not in run"]
-                 for q in rows])
+    _worst(s, out)
     if ev.excluded:
         s.heading(f"Excluded from the means ({len(ev.excluded)})", 3)
         s.para(
@@ -140,13 +138,29 @@ def _means(s: Summary, out: Outcome) -> None:
             "recall and nDCG are undefined for them, never 0. Label a relevant document or remove the question."
         )
         s.para(", ".join(cell(q) for q in ev.excluded[:200]) + (" …" if len(ev.excluded) > 200 else ""))
+    s.details(f"All {len(ev.queries)} questions", _all_questions(ev, keys))
+
+
+def _worst(s: Summary, out: Outcome) -> None:
+    assert out.config is not None
+    key, rows = worst(out)
+    if not rows:
+        return
+    head_keys = headline(out.config.k)
+    s.heading(f"Worst questions by {key}", 3)
+    s.table(["question"] + [f"`{k}`" for k in head_keys] + ["note"],
+            [[cell(q.query_id)] + [fmt(q.values.get(k)) for k in head_keys] + ["" if q.in_run else "not in run"]
+             for q in rows])
+
+
+def _all_questions(ev, keys: list[Measure]) -> Summary:
     per_q = Summary().table(
         ["question", "status"] + [f"`{k}`" for k in keys],
         [[cell(q.query_id), q.status] + [fmt(q.values.get(k)) for k in keys] for q in ev.queries[:MAX_QUESTIONS_SHOWN]],
     )
     if len(ev.queries) > MAX_QUESTIONS_SHOWN:
         per_q.para(f"{len(ev.queries) - MAX_QUESTIONS_SHOWN} more questions are in the results file.")
-    s.details(f"All {len(ev.queries)} questions", per_q)
+    return per_q
 
 
 def _provenance(s: Summary, out: Outcome, results_path: str | None) -> None:

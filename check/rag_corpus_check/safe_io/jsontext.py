@@ -100,28 +100,24 @@ def loads_strict(text: str, display: str, line: int | None):
     into an InputError."""
     try:
         value = _DECODER.decode(text)
-        if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(value):
-            raise InputError(
-                "parse",
-                "invalid JSON: a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF "
-                "escape without its pair), which is not Unicode text",
-                file=display, line=line,
-            )
-        return value
     except json.JSONDecodeError as exc:
         # exc.msg describes the syntax error; it does not echo the input.
-        ln = line if line is not None else exc.lineno
-        raise InputError(
-            "parse", f"invalid JSON: {exc.msg} (column {exc.colno})", file=display, line=ln
-        ) from None
+        raise InputError("parse", f"invalid JSON: {exc.msg} (column {exc.colno})", file=display,
+                         line=exc.lineno if line is None else line) from None
     except RecursionError:
         raise InputError("limit", "JSON nested too deeply", file=display, line=line) from None
     except ValueError as exc:
-        # Our own hooks, and int() over 4300 digits.
-        msg = str(exc)
-        if "Exceeds the limit" in msg or "int string conversion" in msg:
-            msg = "an integer has too many digits"
-        raise InputError("parse", f"invalid JSON: {msg}", file=display, line=line) from None
+        raise InputError("parse", f"invalid JSON: {_value_error(exc)}", file=display, line=line) from None
+    if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(value):
+        raise InputError("parse", "invalid JSON: a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF "
+                         "escape without its pair), which is not Unicode text", file=display, line=line)
+    return value
+
+
+def _value_error(exc: ValueError) -> str:
+    """Our own hooks' words, and int()'s over 4300 digits."""
+    msg = str(exc)
+    return "an integer has too many digits" if "Exceeds the limit" in msg or "int string conversion" in msg else msg
 
 
 def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tuple[int, bytes]]:
@@ -131,47 +127,43 @@ def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tup
     are skipped and do not count as records. ``hasher`` is fed every byte
     read; it holds the file's digest once the lines are exhausted."""
     with open_regular(real, display, limits.max_file_bytes) as f:
-        lineno = 0
-        total = 0
-        records = 0
-        while True:
-            raw = f.readline(limits.max_line_bytes + 1)
-            if not raw:
-                break
+        lineno = total = records = 0
+        while raw := f.readline(limits.max_line_bytes + 1):
             if hasher is not None:
                 hasher.update(raw)
             lineno += 1
             total += len(raw)
-            if total > limits.max_file_bytes:
-                raise _refused(f, InputError(
-                    "limit", f"file is over the limit of {limits.max_file_bytes} bytes "
-                    "(raise `limits.max_file_bytes` in the config if this is intended)",
-                    file=display, line=lineno,
-                ))
-            if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
-                raise _refused(f, InputError(
-                    "limit",
-                    f"line is longer than {limits.max_line_bytes} bytes "
-                    "(raise `limits.max_line_bytes` in the config if this is intended)",
-                    file=display, line=lineno,
-                ))
-            if lineno == 1:
-                raw = _check_bom(raw, display)
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
+            _within(f, limits, total, raw, display, lineno)
+            raw = _content(raw, display, lineno)
             if not raw.strip(b" \t\r"):
                 continue
             records += 1
             if records > limits.max_records:
-                raise _refused(f, InputError(
-                    "limit",
-                    f"more than {limits.max_records} records "
-                    "(raise `limits.max_records` in the config if this is intended)",
-                    file=display, line=lineno,
-                ))
+                raise _refused(f, _over("max_records", f"more than {limits.max_records} records", display, lineno))
             yield lineno, raw
+
+
+def _over(name: str, what: str, display: str, line: int) -> InputError:
+    return InputError("limit", f"{what} (raise `limits.{name}` in the config if this is intended)",
+                      file=display, line=line)
+
+
+def _within(f, limits: Limits, total: int, raw: bytes, display: str, lineno: int) -> None:
+    if total > limits.max_file_bytes:
+        raise _refused(f, _over("max_file_bytes", f"file is over the limit of {limits.max_file_bytes} bytes",
+                                display, lineno))
+    if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
+        raise _refused(f, _over("max_line_bytes", f"line is longer than {limits.max_line_bytes} bytes", display,
+                                lineno))
+
+
+def _content(raw: bytes, display: str, lineno: int) -> bytes:
+    """A line without its line end (and without a BOM on line 1)."""
+    if lineno == 1:
+        raw = _check_bom(raw, display)
+    if raw.endswith(b"\n"):
+        raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+    return raw
 
 
 def iter_jsonl(

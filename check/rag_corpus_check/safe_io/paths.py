@@ -50,67 +50,64 @@ def resolve_input(root: str, base_dir: str, rel: str, display_hint: str) -> tupl
     """Resolve ``rel`` (from the config, relative to ``base_dir``) to a real
     path inside ``root``. Returns ``(real_path, display_path)`` where the display
     path is relative to the root. Raises InputError(kind="path")."""
+    _check_written(rel, display_hint)
+    real_root = os.path.realpath(root)
+    joined = os.path.normpath(os.path.join(base_dir, rel))
+    inside = _inside(joined, real_root)
+    # The display path is for showing only, and later code prints it in more
+    # places than one (messages, progress lines): make it safe once, here. A
+    # name like `##[error]x.jsonl` is shown as `#\#[error]x.jsonl`.
+    display = safe_text(os.path.relpath(joined, real_root) if inside else rel, 1024)
+    if not inside:
+        raise InputError("path", f"{display_hint}: `{safe_text(rel)}` points outside the repository; "
+                                 "inputs must live in the repository being checked")
+    if _in_git_dir(joined, real_root):
+        raise InputError("path", f"{display_hint}: `{safe_text(display)}` is inside `.git`; git metadata (which can hold a "
+                                 "token) is never read — point the config at a file in the working tree")
+    real = os.path.realpath(joined)
+    _check_resolved(real, real_root, display, display_hint)
+    return real, display
+
+
+def _check_written(rel, display_hint: str) -> None:
+    """The path as the config writes it: a non-empty relative path."""
     if not isinstance(rel, str) or rel == "":
         raise InputError("path", f"{display_hint}: the path must be a non-empty string")
     if "\x00" in rel:
         raise InputError("path", f"{display_hint}: the path contains a NUL character")
     if rel.startswith("~"):
-        raise InputError(
-            "path", f"{display_hint}: `~` paths are not allowed; use a path relative to the config"
-        )
+        raise InputError("path", f"{display_hint}: `~` paths are not allowed; use a path relative to the config")
     if os.path.isabs(rel) or rel.startswith("\\"):
-        raise InputError(
-            "path",
-            f"{display_hint}: absolute paths are not allowed; use a path relative to the config file",
-        )
-    real_root = os.path.realpath(root)
-    joined = os.path.normpath(os.path.join(base_dir, rel))
-    display = os.path.relpath(joined, real_root) if _inside(joined, real_root) else rel
-    # The display path is for showing only, and later code prints it in more
-    # places than one (messages, progress lines): make it safe once, here. A
-    # name like `##[error]x.jsonl` is shown as `#\#[error]x.jsonl`.
-    display = safe_text(display, 1024)
-    if not _inside(joined, real_root):
-        raise InputError(
-            "path",
-            f"{display_hint}: `{safe_text(rel)}` points outside the repository; "
-            "inputs must live in the repository being checked",
-        )
-    if _in_git_dir(joined, real_root):
-        raise InputError(
-            "path",
-            f"{display_hint}: `{safe_text(display)}` is inside `.git`; git metadata (which can "
-            "hold a token) is never read — point the config at a file in the working tree",
-        )
-    real = os.path.realpath(joined)
+        raise InputError("path", f"{display_hint}: absolute paths are not allowed; use a path relative to the "
+                                 "config file")
+
+
+def _check_resolved(real: str, real_root: str, display: str, display_hint: str) -> None:
+    """Where the path leads after every symlink: inside the root, outside
+    ``.git``, to something that exists and can be read."""
+    shown = safe_text(display)
     if not _inside(real, real_root):
-        raise InputError(
-            "path",
-            f"{display_hint}: `{safe_text(display)}` is a symlink that leads outside the "
-            "repository; replace it with the file itself",
-            file=display,
-        )
+        raise InputError("path", f"{display_hint}: `{shown}` is a symlink that leads outside the repository; "
+                                 "replace it with the file itself", file=display)
     if _in_git_dir(real, real_root):
-        raise InputError(
-            "path",
-            f"{display_hint}: `{safe_text(display)}` is a symlink into `.git`; git metadata "
-            "(which can hold a token) is never read — replace it with the file itself",
-            file=display,
-        )
+        raise InputError("path", f"{display_hint}: `{shown}` is a symlink into `.git`; git metadata (which can "
+                                 "hold a token) is never read — replace it with the file itself", file=display)
     # Fail here, with the path's own words, rather than in whoever stats it next.
     try:
         os.stat(real)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
             raise InputError("path", "file not found", file=display) from None
-        why = {
-            errno.ELOOP: "is a symlink loop",
-            errno.EACCES: "cannot be read (permission denied)",
-            errno.ENOTDIR: "has a part that is not a directory",
-            errno.ENAMETOOLONG: "is too long",
-        }.get(exc.errno, f"cannot be read ({exc.__class__.__name__})")
-        raise InputError("path", f"{display_hint}: `{safe_text(display)}` {why}", file=display) from None
-    return real, display
+        why = _STAT_ERRORS.get(exc.errno or 0, f"cannot be read ({exc.__class__.__name__})")
+        raise InputError("path", f"{display_hint}: `{shown}` {why}", file=display) from None
+
+
+_STAT_ERRORS = {
+    errno.ELOOP: "is a symlink loop",
+    errno.EACCES: "cannot be read (permission denied)",
+    errno.ENOTDIR: "has a part that is not a directory",
+    errno.ENAMETOOLONG: "is too long",
+}
 
 
 def _in_git_dir(path: str, root: str) -> bool:
@@ -141,7 +138,7 @@ def open_regular(real: str, display: str, max_bytes: int):
             errno.EACCES: "permission denied",
             errno.ENOTDIR: "a part of the path is not a directory",
             errno.ENAMETOOLONG: "the path is too long",
-        }.get(exc.errno, exc.__class__.__name__)
+        }.get(exc.errno or 0, exc.__class__.__name__)
         raise InputError("path", f"cannot open the file ({why})", file=display) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):

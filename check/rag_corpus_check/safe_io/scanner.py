@@ -55,8 +55,9 @@ def no_gc():
 # Objects come out as tuples of (key, value) pairs, built in C: a duplicate
 # key is still there to be found (``objects``) without a Python call per
 # object. JSON has no other source of tuples, so a tuple is always an object.
+# (typeshed types the C scanner as a class that takes one of itself)
 _SCAN = json.scanner.make_scanner(
-    json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_reject_constant, parse_float=_parse_float)
+    json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_reject_constant, parse_float=_parse_float)  # type: ignore[arg-type]
 )
 BLOCK = 1 << 16  # measured: 64 KiB blocks stay in cache (1 MiB blocks were 60% slower)
 
@@ -68,63 +69,60 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
     :func:`iter_jsonl` would refuse or treat specially — a blank line, a BOM,
     a CR that is not part of CRLF, invalid UTF-8 or JSON, a lone surrogate,
     a limit within reach — so a file read here reads the same there."""
-    max_line = limits.max_line_bytes
+    lineno = 1
+    for data in _whole_lines(real, display, limits):
+        if hasher is not None:
+            hasher.update(data)
+        if lineno == 1 and data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            raise Slow
+        values, raw_lines = _parse_block(data)
+        n = len(values)
+        if max(map(len, raw_lines)) >= limits.max_line_bytes or lineno - 1 + n > limits.max_records:
+            raise Slow
+        yield lineno, raw_lines, values
+        lineno += n
+
+
+def _whole_lines(real: str, display: str, limits: Limits) -> Iterator[bytes]:
+    """The file in blocks of about BLOCK bytes, each ending at a line end
+    (the last one at the end of the file)."""
     with open_regular(real, display, limits.max_file_bytes) as f:
-        lineno = 1
         total = 0
-        parts: list[bytes] = []
-        pending = 0
-        while True:
-            chunk = f.read(BLOCK)
+        rest = b""
+        while chunk := f.read(BLOCK):
             total += len(chunk)
             if total > limits.max_file_bytes:
                 raise Slow
-            if chunk:
-                cut = chunk.rfind(b"\n") + 1
-                if cut == 0:  # a line longer than a block
-                    parts.append(chunk)
-                    pending += len(chunk)
-                    if pending >= max_line:
-                        raise Slow
-                    continue
-                head, rest = chunk[:cut], chunk[cut:]
-                if parts:
-                    parts.append(head)
-                    head = b"".join(parts)
-                    parts.clear()
-                data = head
-                if rest:
-                    parts.append(rest)
-                pending = len(rest)
-            elif parts:
-                data = b"".join(parts)  # the last line has no line end
-                parts.clear()
-            else:
-                break
-            if hasher is not None:
-                hasher.update(data)
-            if lineno == 1 and data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-                raise Slow
-            if b"\r" in data:
-                data = data.replace(b"\r\n", b"\n")
-                if b"\r" in data:
+            cut = chunk.rfind(b"\n") + 1
+            if cut == 0:  # a line longer than a block
+                rest += chunk
+                if len(rest) >= limits.max_line_bytes:
                     raise Slow
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise Slow from None
-            if len(text) == len(data):  # ASCII: character offsets are byte offsets
-                values, raw_lines = _scan_ascii(text, data)
-            else:
-                values, raw_lines = _scan_split(text, data)
-            n = len(values)
-            if max(map(len, raw_lines)) >= max_line or lineno - 1 + n > limits.max_records:
-                raise Slow
-            # "\\" first: one memchr, where the regex alone costs ~1 ns a byte.
-            if "\\" in text and _SURROGATE_ESCAPE.search(text) and _lone_surrogate(values):
-                raise Slow
-            yield lineno, raw_lines, values
-            lineno += n
+                continue
+            yield rest + chunk[:cut]
+            rest = chunk[cut:]
+        if rest:
+            yield rest  # the last line has no line end
+
+
+def _parse_block(data: bytes) -> tuple[list, list]:
+    """The values and the raw lines of a block of whole lines."""
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
+        if b"\r" in data:
+            raise Slow
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Slow from None
+    if len(text) == len(data):  # ASCII: character offsets are byte offsets
+        values, raw_lines = _scan_ascii(text, data)
+    else:
+        values, raw_lines = _scan_split(text, data)
+    # "\\" first: one memchr, where the regex alone costs ~1 ns a byte.
+    if "\\" in text and _SURROGATE_ESCAPE.search(text) and _lone_surrogate(values):
+        raise Slow
+    return values, raw_lines
 
 
 def _scan_ascii(text: str, data: bytes) -> tuple[list, list]:
@@ -192,14 +190,12 @@ def thaw(value):
 
 
 def _thaw(v):
-    if type(v) is tuple:
+    kind = type(v)
+    if kind is tuple:
         d = dict(v)
         if len(d) != len(v):
             raise Slow
-        for k, x in d.items():
-            if type(x) is tuple or type(x) is list:
-                d[k] = _thaw(x)
-        return d
-    if type(v) is list:
-        return [_thaw(x) if type(x) is tuple or type(x) is list else x for x in v]
+        return {k: _thaw(x) for k, x in d.items()}
+    if kind is list:
+        return list(map(_thaw, v))
     return v

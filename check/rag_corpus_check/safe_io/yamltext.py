@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import math
 import re
+from typing import Any
 
 import yaml
 
@@ -45,8 +46,7 @@ _PLAIN_TAGS = {
 
 # libyaml's composer is ~10x faster than the pure-Python one; it recurses in C
 # and segfaults on ~50,000 nesting levels, which _precheck_depth rules out first.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", None) if yaml.__with_libyaml__ else None
-_YAML_LOADER = _YAML_LOADER or yaml.SafeLoader
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if yaml.__with_libyaml__ else yaml.SafeLoader
 
 
 def load_yaml(data: bytes, display: str, limits: Limits):
@@ -73,8 +73,7 @@ def load_yaml(data: bytes, display: str, limits: Limits):
         node = loader[1]
         if node is None:
             return None
-        budget = [limits.max_yaml_nodes, set(), 0]
-        return _to_plain(node, loader[0], display, budget, 0, limits.max_depth)
+        return _Plain(loader[0], display, limits).convert(node, 0)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -106,25 +105,34 @@ def _yaml_error(exc: yaml.YAMLError, text: str, display: str) -> InputError:
     exception's own text would echo the offending line."""
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
         problem = safe_text(exc.problem or exc.context or "syntax error", 120)
-        return InputError("parse", f"invalid YAML: {problem}", file=display, line=line)
+        return InputError("parse", f"invalid YAML: {problem}", file=display, line=mark.line + 1 if mark else None)
     if isinstance(exc, yaml.reader.ReaderError):
-        line = None
-        if isinstance(exc.position, int) and 0 <= exc.position <= len(text):
-            line = text.count("\n", 0, exc.position) + 1
-        ch = exc.character
-        what = f"U+{ch:04X}" if isinstance(ch, int) else "a character"
-        return InputError(
-            "parse", f"invalid YAML: {what} is not allowed in a YAML file (control character)",
-            file=display, line=line,
-        )
+        return _reader_error(exc, text, display)
     problem = getattr(exc, "problem", None) or "not a single YAML document"
     return InputError("parse", f"invalid YAML: {safe_text(problem, 120)}", file=display)
 
 
+def _reader_error(exc: yaml.reader.ReaderError, text: str, display: str) -> InputError:
+    line = None
+    if isinstance(exc.position, int) and 0 <= exc.position <= len(text):
+        line = text.count("\n", 0, exc.position) + 1
+    what = f"U+{exc.character:04X}" if isinstance(exc.character, int) else "a character"
+    return InputError("parse", f"invalid YAML: {what} is not allowed in a YAML file (control character)",
+                      file=display, line=line)
+
+
 # Indicators that open a nested block node on the same line: "- - x", "? - x".
 _COMPACT = re.compile(r"[ \t]*((?:(?:[-?:]|[&!]\S*)[ \t]+)*)")
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of flow brackets (brackets inside strings count too)."""
+    depth = deepest = 0
+    for ch in re.findall(r"[\[\]{}]", text):
+        depth = depth + 1 if ch in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _precheck_depth(text: str, display: str, max_depth: int) -> None:
@@ -132,16 +140,8 @@ def _precheck_depth(text: str, display: str, max_depth: int) -> None:
     before the composer (recursive, in C for libyaml) sees it. Over-counts on
     purpose: brackets inside strings count, and every line's indentation plus
     its leading ``- ``/``? `` indicators bound its block nesting."""
-    depth = 0
-    for ch in re.findall(r"[\[\]{}]", text):
-        if ch in "[{":
-            depth += 1
-            if depth > max_depth * 4:
-                raise InputError(
-                    "limit", f"YAML nested deeper than {max_depth} levels", file=display
-                )
-        else:
-            depth = max(0, depth - 1)
+    if _bracket_depth(text) > max_depth * 4:
+        raise InputError("limit", f"YAML nested deeper than {max_depth} levels", file=display)
     for n, line in enumerate(text.split("\n"), 1):
         m = _COMPACT.match(line)
         indent = len(line) - len(line.lstrip(" \t"))
@@ -161,114 +161,117 @@ _PLAIN_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-
 MAX_ALIAS_EXPANSION = 200_000
 
 
-def _to_plain(node, loader, display, budget, depth, max_depth):
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise InputError(
-            "limit", "YAML expands to too many nodes (alias bomb?)", file=display,
-            line=node.start_mark.line + 1,
-        )
-    seen = budget[1]
-    if id(node) in seen:
-        budget[2] += 1
-        if budget[2] > MAX_ALIAS_EXPANSION:
-            raise InputError(
-                "limit",
-                f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (alias bomb?); "
-                "write the values out instead of repeating `*alias` references",
-                file=display, line=node.start_mark.line + 1,
-            )
-    else:
-        seen.add(id(node))
-    line = node.start_mark.line + 1
-    if depth > max_depth:
-        raise InputError("limit", f"YAML nested deeper than {max_depth} levels", file=display, line=line)
-    if isinstance(node, yaml.ScalarNode):
+class _Plain:
+    """A composed YAML document as plain values with line numbers, every
+    node counted against the node and alias budgets and the depth cap."""
+
+    def __init__(self, loader, display: str, limits: Limits):
+        self.loader, self.display = loader, display
+        self.nodes_left = limits.max_yaml_nodes
+        self.max_depth = limits.max_depth
+        self.seen: set[int] = set()
+        self.revisits = 0
+
+    def error(self, kind: str, message: str, line: int) -> InputError:
+        return InputError(kind, message, file=self.display, line=line)
+
+    def convert(self, node, depth: int):
+        line = node.start_mark.line + 1
+        self._count(node, line)
+        if depth > self.max_depth:
+            raise self.error("limit", f"YAML nested deeper than {self.max_depth} levels", line)
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node, line)
+        if isinstance(node, yaml.SequenceNode):
+            return self._sequence(node, line, depth)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, line, depth)
+        raise self.error("parse", "unsupported YAML node", line)
+
+    def _count(self, node, line: int) -> None:
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
+            raise self.error("limit", "YAML expands to too many nodes (alias bomb?)", line)
+        if id(node) not in self.seen:
+            self.seen.add(id(node))
+            return
+        self.revisits += 1
+        if self.revisits > MAX_ALIAS_EXPANSION:
+            raise self.error("limit", f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (alias "
+                             "bomb?); write the values out instead of repeating `*alias` references", line)
+
+    def _scalar(self, node, line: int):
         tag = node.tag
         if tag == _STR_TAG or tag == "tag:yaml.org,2002:timestamp":
             value = node.value
         elif tag == _INT_TAG and _PLAIN_INT.fullmatch(node.value):
-            value = int(node.value)  # the common case, without the constructor's detour
+            return int(node.value)  # the common case, without the constructor's detour
         elif tag not in _PLAIN_TAGS:
-            raise InputError(
-                "parse",
-                f"YAML tag `{safe_text(tag, 60)}` is not allowed; only plain values are",
-                file=display, line=line,
-            )
+            raise self.error("parse", f"YAML tag `{safe_text(tag, 60)}` is not allowed; only plain values are", line)
         else:
-            try:
-                value = loader.construct_object(node, deep=True)
-            except Exception:  # PyYAML's constructors raise IndexError on `!!int ''`
-                raise InputError(
-                    "parse", f"YAML cannot read this value as `{safe_text(tag.rsplit(':', 1)[-1], 20)}`",
-                    file=display, line=line,
-                ) from None
+            value = self._construct(node, tag, line)
         if isinstance(value, str):
             if _SURROGATE.search(value):
-                raise InputError(
-                    "parse", "a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF "
-                    "escape), which is not Unicode text", file=display, line=line,
-                )
+                raise self.error("parse", "a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF escape), "
+                                 "which is not Unicode text", line)
             return value
+        return self._number(value, node.value.strip(), line)
+
+    def _construct(self, node, tag: str, line: int):
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except Exception:  # PyYAML's constructors raise IndexError on `!!int ''`
+            raise self.error("parse", f"YAML cannot read this value as `{safe_text(tag.rsplit(':', 1)[-1], 20)}`",
+                             line) from None
+
+    def _number(self, value, raw: str, line: int):
         if isinstance(value, float) and not math.isfinite(value):
-            raise InputError(
-                "parse", "non-finite number (.nan/.inf) is not allowed", file=display, line=line
-            )
-        raw = node.value.strip()
-        if (isinstance(value, int) and not isinstance(value, bool) and not _PLAIN_INT.fullmatch(raw)) or (
-            isinstance(value, float) and not _PLAIN_FLOAT.fullmatch(raw)
-        ):
-            raise InputError(
+            raise self.error("parse", "non-finite number (.nan/.inf) is not allowed", line)
+        surprising = (isinstance(value, int) and not isinstance(value, bool) and not _PLAIN_INT.fullmatch(raw)) or (
+            isinstance(value, float) and not _PLAIN_FLOAT.fullmatch(raw))
+        if surprising:
+            raise self.error(
                 "parse",
-                f"YAML reads `{safe_text(raw, 40)}` as the number {value!r} (YAML 1.1: a leading 0 "
-                "is octal, `1:20` is base 60, `_` is dropped, 0x/0b are hex/binary); write the "
-                "number in plain decimal, or quote it if it is text",
-                file=display, line=line,
-            )
+                f"YAML reads `{safe_text(raw, 40)}` as the number {value!r} (YAML 1.1: a leading 0 is octal, "
+                "`1:20` is base 60, `_` is dropped, 0x/0b are hex/binary); write the number in plain decimal, "
+                "or quote it if it is text", line)
         return value
-    if isinstance(node, yaml.SequenceNode):
+
+    def _sequence(self, node, line: int, depth: int) -> LineList:
         if node.tag != "tag:yaml.org,2002:seq":
-            raise InputError(
-                "parse", f"YAML tag `{safe_text(node.tag, 60)}` is not allowed", file=display, line=line
-            )
+            raise self.error("parse", f"YAML tag `{safe_text(node.tag, 60)}` is not allowed", line)
         out = LineList()
         out.line = line
         out.item_lines = []
         for item in node.value:
-            out.append(_to_plain(item, loader, display, budget, depth + 1, max_depth))
+            out.append(self.convert(item, depth + 1))
             out.item_lines.append(item.start_mark.line + 1)
         return out
-    if isinstance(node, yaml.MappingNode):
+
+    def _mapping(self, node, line: int, depth: int) -> LineDict:
         if node.tag != "tag:yaml.org,2002:map":
-            raise InputError(
-                "parse", f"YAML tag `{safe_text(node.tag, 60)}` is not allowed", file=display, line=line
-            )
+            raise self.error("parse", f"YAML tag `{safe_text(node.tag, 60)}` is not allowed", line)
         out = LineDict()
         out.line = line
         out.key_lines = {}
         for key_node, value_node in node.value:
             kline = key_node.start_mark.line + 1
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise InputError("parse", "YAML merge keys (`<<`) are not allowed", file=display, line=kline)
-            key = _to_plain(key_node, loader, display, budget, depth + 1, max_depth)
-            if not isinstance(key, str):
-                raise InputError(
-                    "parse",
-                    f"mapping key `{safe_text(key_node.value, 60)}` is read by YAML as "
-                    f"{type(key).__name__}, not text; quote it",
-                    file=display, line=kline,
-                )
-            if key in out:
-                raise InputError(
-                    "parse",
-                    f"duplicate key `{safe_text(key, 60)}` (first on line {out.key_lines[key]}); "
-                    "YAML would silently keep only the last one",
-                    file=display, line=kline,
-                )
-            out[key] = _to_plain(value_node, loader, display, budget, depth + 1, max_depth)
+            key = self._key(key_node, kline, depth, out)
+            out[key] = self.convert(value_node, depth + 1)
             out.key_lines[key] = kline
         return out
-    raise InputError("parse", "unsupported YAML node", file=display, line=line)
+
+    def _key(self, key_node, kline: int, depth: int, seen: LineDict) -> str:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise self.error("parse", "YAML merge keys (`<<`) are not allowed", kline)
+        key = self.convert(key_node, depth + 1)
+        if not isinstance(key, str):
+            raise self.error("parse", f"mapping key `{safe_text(key_node.value, 60)}` is read by YAML as "
+                             f"{type(key).__name__}, not text; quote it", kline)
+        if key in seen:
+            raise self.error("parse", f"duplicate key `{safe_text(key, 60)}` (first on line {seen.key_lines[key]}); "
+                             "YAML would silently keep only the last one", kline)
+        return key
 
 
 def line_of(doc, path) -> int | None:
@@ -276,15 +279,17 @@ def line_of(doc, path) -> int | None:
     best = getattr(doc, "line", None)
     cur = doc
     for part in path:
-        if isinstance(cur, LineDict) and part in cur:
-            best = cur.key_lines.get(part, best)
-            cur = cur[part]
-        elif isinstance(cur, LineList) and isinstance(part, int) and 0 <= part < len(cur):
-            best = cur.item_lines[part]
-            cur = cur[part]
-        else:
+        step = _step(cur, part)
+        if step is None:
             break
-        inner = getattr(cur, "line", None)
-        if inner is not None and not isinstance(cur, LineDict | LineList):
-            best = inner
+        best, cur = step[0] or best, step[1]
     return best
+
+
+def _step(cur, part) -> tuple[int | None, object] | None:
+    """(line of ``part`` in ``cur``, the value there), or None when it is not there."""
+    if isinstance(cur, LineDict) and part in cur:
+        return cur.key_lines.get(part), cur[part]
+    if isinstance(cur, LineList) and isinstance(part, int) and 0 <= part < len(cur):
+        return cur.item_lines[part], cur[part]
+    return None
