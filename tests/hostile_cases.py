@@ -37,7 +37,7 @@ from hostile import (
 from rag_corpus_check.text import safe_text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Case:
     id: str
     group: str
@@ -47,17 +47,18 @@ class Case:
     expect: str | None = None  # a phrase of the problem message
     where: str | None = None  # what its location starts with: "file" or "file:line"
     action: bool = False  # run as the action does (a child `python -I`), not in-process
-    budget: float = 5.0  # seconds
+    max_read: int | None = None  # bytes the check may read (a refusal before reading the file whole)
     forbid: tuple = ()  # text that must not appear in any output
     marker: str | None = None  # a file (relative to the repository) that must not appear
     xfail: str | None = None  # a known gap, with where it must be fixed
+    base: str = "hostile"  # the repository spoiled: hostile's small one, or "example" (examples/kb)
 
 
 CASES: list[Case] = []
 
 
-def case(*args, **kwargs) -> None:
-    CASES.append(Case(*args, **kwargs))
+def case(**fields) -> None:
+    CASES.append(Case(**fields))
 
 
 # ---------------------------------------------------------------- helpers for setups
@@ -115,23 +116,23 @@ def sparse(path: Path, size: int) -> None:
 # ---------------------------------------------------------------- paths and symlinks
 
 case(
-    "symlink-proc-environ",
-    "paths",
-    "`corpus.jsonl` is a symlink to `/proc/self/environ` (the canary is in the environment)",
-    lambda r, o: symlink(r / "corpus.jsonl", "/proc/self/environ"),
-    2,
-    "symlink that leads outside the repository",
-    "corpus.jsonl",
+    id="symlink-proc-environ",
+    group="paths",
+    title="`corpus.jsonl` is a symlink to `/proc/self/environ` (the canary is in the environment)",
+    setup=lambda r, o: symlink(r / "corpus.jsonl", "/proc/self/environ"),
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="corpus.jsonl",
     action=True,
 )
 case(
-    "symlink-etc-passwd",
-    "paths",
-    "`gold.yaml` is a symlink to `/etc/passwd`",
-    lambda r, o: symlink(r / "gold.yaml", "/etc/passwd"),
-    2,
-    "symlink that leads outside the repository",
-    "gold.yaml",
+    id="symlink-etc-passwd",
+    group="paths",
+    title="`gold.yaml` is a symlink to `/etc/passwd`",
+    setup=lambda r, o: symlink(r / "gold.yaml", "/etc/passwd"),
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="gold.yaml",
     forbid=("root:x:0",),
 )
 
@@ -143,13 +144,13 @@ def _git_config_link(r, o):
 
 
 case(
-    "symlink-git-config",
-    "paths",
-    "`data/run.jsonl` is a symlink to `../.git/config` (which holds a token)",
-    _git_config_link,
-    2,
-    "symlink into `.git`",
-    "data/run.jsonl",
+    id="symlink-git-config",
+    group="paths",
+    title="`data/run.jsonl` is a symlink to `../.git/config` (which holds a token)",
+    setup=_git_config_link,
+    exit=2,
+    expect="symlink into `.git`",
+    where="data/run.jsonl",
     action=True,
 )
 
@@ -160,13 +161,13 @@ def _git_config_path(r, o):
 
 
 case(
-    "path-into-git",
-    "paths",
-    "the config names `.git/config` as the corpus",
-    _git_config_path,
-    2,
-    "is inside `.git`",
-    CONFIG_NAME,
+    id="path-into-git",
+    group="paths",
+    title="the config names `.git/config` as the corpus",
+    setup=_git_config_path,
+    exit=2,
+    expect="is inside `.git`",
+    where=CONFIG_NAME,
 )
 
 
@@ -176,31 +177,31 @@ def _dir_link(r, o):
 
 
 case(
-    "symlinked-directory",
-    "paths",
-    "`data/` is a symlink to a directory outside; the config names `data/corpus.jsonl`",
-    _dir_link,
-    2,
-    "symlink that leads outside the repository",
-    "data/corpus.jsonl",
+    id="symlinked-directory",
+    group="paths",
+    title="`data/` is a symlink to a directory outside; the config names `data/corpus.jsonl`",
+    setup=_dir_link,
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="data/corpus.jsonl",
 )
 case(
-    "symlink-relative-escape",
-    "paths",
-    "`corpus.jsonl` is a relative symlink `../outside/secret.jsonl`",
-    lambda r, o: symlink(r / "corpus.jsonl", os.path.relpath(o / "secret.jsonl", r)),
-    2,
-    "symlink that leads outside the repository",
-    "corpus.jsonl",
+    id="symlink-relative-escape",
+    group="paths",
+    title="`corpus.jsonl` is a relative symlink `../outside/secret.jsonl`",
+    setup=lambda r, o: symlink(r / "corpus.jsonl", os.path.relpath(o / "secret.jsonl", r)),
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="corpus.jsonl",
 )
 case(
-    "symlink-target-named-canary",
-    "paths",
-    "the symlink's target path itself contains the secret",
-    lambda r, o: symlink(r / "corpus.jsonl", o / f"{CANARY}-dir" / f"{CANARY}.jsonl"),
-    2,
-    "symlink that leads outside the repository",
-    "corpus.jsonl",
+    id="symlink-target-named-canary",
+    group="paths",
+    title="the symlink's target path itself contains the secret",
+    setup=lambda r, o: symlink(r / "corpus.jsonl", o / f"{CANARY}-dir" / f"{CANARY}.jsonl"),
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="corpus.jsonl",
 )
 
 
@@ -211,77 +212,77 @@ def _loop(r, o):
 
 
 case(
-    "symlink-loop",
-    "paths",
-    "`corpus.jsonl` → `loop-a` → `loop-b` → `loop-a`",
-    _loop,
-    2,
-    "symlink loop",
-    "corpus.jsonl",
+    id="symlink-loop",
+    group="paths",
+    title="`corpus.jsonl` → `loop-a` → `loop-b` → `loop-a`",
+    setup=_loop,
+    exit=2,
+    expect="symlink loop",
+    where="corpus.jsonl",
 )
 case(
-    "symlink-dev-zero",
-    "paths",
-    "`run.jsonl` is a symlink to `/dev/zero`",
-    lambda r, o: symlink(r / "run.jsonl", "/dev/zero"),
-    2,
-    "symlink that leads outside the repository",
-    "run.jsonl",
+    id="symlink-dev-zero",
+    group="paths",
+    title="`run.jsonl` is a symlink to `/dev/zero`",
+    setup=lambda r, o: symlink(r / "run.jsonl", "/dev/zero"),
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="run.jsonl",
 )
 case(
-    "config-symlink-outside",
-    "paths",
-    "the config file itself is a symlink to a file outside",
-    lambda r, o: symlink(r / CONFIG_NAME, o / "secret.yaml"),
-    2,
-    "symlink that leads outside the repository",
-    CONFIG_NAME,
+    id="config-symlink-outside",
+    group="paths",
+    title="the config file itself is a symlink to a file outside",
+    setup=lambda r, o: symlink(r / CONFIG_NAME, o / "secret.yaml"),
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where=CONFIG_NAME,
 )
 case(
-    "config-absolute-path",
-    "paths",
-    "`corpus: /etc/passwd`",
-    lambda r, o: set_config(r, corpus="/etc/passwd"),
-    2,
-    "absolute paths are not allowed",
-    CONFIG_NAME,
+    id="config-absolute-path",
+    group="paths",
+    title="`corpus: /etc/passwd`",
+    setup=lambda r, o: set_config(r, corpus="/etc/passwd"),
+    exit=2,
+    expect="absolute paths are not allowed",
+    where=CONFIG_NAME,
     forbid=("root:x:0",),
 )
 case(
-    "config-dotdot",
-    "paths",
-    "`gold: ../../etc/passwd`",
-    lambda r, o: set_config(r, gold="../../etc/passwd"),
-    2,
-    "points outside the repository",
-    CONFIG_NAME,
+    id="config-dotdot",
+    group="paths",
+    title="`gold: ../../etc/passwd`",
+    setup=lambda r, o: set_config(r, gold="../../etc/passwd"),
+    exit=2,
+    expect="points outside the repository",
+    where=CONFIG_NAME,
 )
 case(
-    "config-dotdot-inside-then-out",
-    "paths",
-    "`gold: data/../../outside/secret.jsonl`",
-    lambda r, o: set_config(r, gold="data/../../outside/secret.jsonl"),
-    2,
-    "points outside the repository",
-    CONFIG_NAME,
+    id="config-dotdot-inside-then-out",
+    group="paths",
+    title="`gold: data/../../outside/secret.jsonl`",
+    setup=lambda r, o: set_config(r, gold="data/../../outside/secret.jsonl"),
+    exit=2,
+    expect="points outside the repository",
+    where=CONFIG_NAME,
 )
 case(
-    "config-tilde",
-    "paths",
-    "`run: ~/run.jsonl`",
-    lambda r, o: set_config(r, run="~/run.jsonl"),
-    2,
-    "`~` paths are not allowed",
-    CONFIG_NAME,
+    id="config-tilde",
+    group="paths",
+    title="`run: ~/run.jsonl`",
+    setup=lambda r, o: set_config(r, run="~/run.jsonl"),
+    exit=2,
+    expect="`~` paths are not allowed",
+    where=CONFIG_NAME,
 )
 case(
-    "config-nul",
-    "paths",
-    'a NUL in a path: `corpus: "corpus\\0.jsonl"`',
-    lambda r, o: set_config(r, corpus="corpus\x00.jsonl"),
-    2,
-    "control character",
-    f"{CONFIG_NAME}:2",
+    id="config-nul",
+    group="paths",
+    title='a NUL in a path: `corpus: "corpus\\0.jsonl"`',
+    setup=lambda r, o: set_config(r, corpus="corpus\x00.jsonl"),
+    exit=2,
+    expect="control character",
+    where=f"{CONFIG_NAME}:2",
 )
 
 
@@ -291,13 +292,13 @@ def _dir_for_file(r, o):
 
 
 case(
-    "directory-for-file",
-    "paths",
-    "the gold path is a directory",
-    _dir_for_file,
-    2,
-    "directory",
-    "golddir.yaml",
+    id="directory-for-file",
+    group="paths",
+    title="the gold path is a directory",
+    setup=_dir_for_file,
+    exit=2,
+    expect="directory",
+    where="golddir.yaml",
 )
 
 
@@ -307,13 +308,13 @@ def _fifo(r, o):
 
 
 case(
-    "fifo",
-    "paths",
-    "`run.jsonl` is a FIFO (a reader would block forever)",
-    _fifo,
-    2,
-    "not a regular file",
-    "run.jsonl",
+    id="fifo",
+    group="paths",
+    title="`run.jsonl` is a FIFO (a reader would block forever)",
+    setup=_fifo,
+    exit=2,
+    expect="not a regular file",
+    where="run.jsonl",
 )
 
 
@@ -328,22 +329,22 @@ def _device(r, o):
 
 
 case(
-    "device-node",
-    "paths",
-    "`corpus.jsonl` is a character device (1,5: zero) inside the repository",
-    _device,
-    2,
-    "not a regular file",
-    "corpus.jsonl",
+    id="device-node",
+    group="paths",
+    title="`corpus.jsonl` is a character device (1,5: zero) inside the repository",
+    setup=_device,
+    exit=2,
+    expect="not a regular file",
+    where="corpus.jsonl",
 )
 case(
-    "missing-file",
-    "paths",
-    "the config names a file that does not exist",
-    lambda r, o: set_config(r, run="nothing.jsonl"),
-    2,
-    "file not found",
-    "nothing.jsonl",
+    id="missing-file",
+    group="paths",
+    title="the config names a file that does not exist",
+    setup=lambda r, o: set_config(r, run="nothing.jsonl"),
+    exit=2,
+    expect="file not found",
+    where="nothing.jsonl",
 )
 
 # ---------------------------------------------------------------- file names
@@ -378,13 +379,13 @@ def _named_run(name: str):
 
 for key, name in NAMES.items():
     case(
-        f"name-{key}",
-        "names",
-        f"the run file is named {_code(json.dumps(name)[1:-1])} and has an unknown id on line 2",
-        _named_run(name),
-        2,
-        "unknown document id at position 1",
-        f"{safe_text(name, 1024)}:2",  # shown escaped everywhere, the results file included
+        id=f"name-{key}",
+        group="names",
+        title=f"the run file is named {_code(json.dumps(name)[1:-1])} and has an unknown id on line 2",
+        setup=_named_run(name),
+        exit=2,
+        expect="unknown document id at position 1",
+        where=f"{safe_text(name, 1024)}:2",  # shown escaped everywhere, the results file included
     )
 
 
@@ -395,13 +396,13 @@ def _newline_name(r, o):
 
 
 case(
-    "name-newline",
-    "names",
-    "the run file's name has a newline and `::error::`",
-    _newline_name,
-    2,
-    "control character",
-    f"{CONFIG_NAME}:4",
+    id="name-newline",
+    group="names",
+    title="the run file's name has a newline and `::error::`",
+    setup=_newline_name,
+    exit=2,
+    expect="control character",
+    where=f"{CONFIG_NAME}:4",
 )
 
 # ---------------------------------------------------------------- size
@@ -415,48 +416,48 @@ def _line_50mb(r, o):
 
 
 case(
-    "line-50mb",
-    "size",
-    "a corpus line of 50 MB",
-    _line_50mb,
-    2,
-    "line is longer than 16777216 bytes",
-    "corpus.jsonl:2",
+    id="line-50mb",
+    group="size",
+    title="a corpus line of 50 MB",
+    setup=_line_50mb,
+    exit=2,
+    expect="line is longer than 16777216 bytes",
+    where="corpus.jsonl:2",
     action=True,
-    budget=5,
+    max_read=48 * 1024**2,
 )
 case(
-    "sparse-2gb-jsonl",
-    "size",
-    "`corpus.jsonl` is a 2 GB sparse file (zeros)",
-    lambda r, o: sparse(r / "corpus.jsonl", 2_000_000_000),
-    2,
-    "line is longer than 16777216 bytes",
-    "corpus.jsonl:1",
+    id="sparse-2gb-jsonl",
+    group="size",
+    title="`corpus.jsonl` is a 2 GB sparse file (zeros)",
+    setup=lambda r, o: sparse(r / "corpus.jsonl", 2_000_000_000),
+    exit=2,
+    expect="line is longer than 16777216 bytes",
+    where="corpus.jsonl:1",
     action=True,
-    budget=5,
+    max_read=48 * 1024**2,
 )
 case(
-    "sparse-2gb-yaml",
-    "size",
-    "`gold.yaml` is a 2 GB sparse file",
-    lambda r, o: sparse(r / "gold.yaml", 2_000_000_000),
-    2,
-    "over the limit of 4194304 bytes for a YAML",
-    "gold.yaml",
+    id="sparse-2gb-yaml",
+    group="size",
+    title="`gold.yaml` is a 2 GB sparse file",
+    setup=lambda r, o: sparse(r / "gold.yaml", 2_000_000_000),
+    exit=2,
+    expect="over the limit of 4194304 bytes for a YAML",
+    where="gold.yaml",
     action=True,
-    budget=5,
+    max_read=8 * 1024**2,
 )
 case(
-    "sparse-3gb",
-    "size",
-    "`run.jsonl` is a 3 GB sparse file (over `max_file_bytes`)",
-    lambda r, o: sparse(r / "run.jsonl", 3_000_000_000),
-    2,
-    "over the limit of 2147483648",
-    "run.jsonl",
+    id="sparse-3gb",
+    group="size",
+    title="`run.jsonl` is a 3 GB sparse file (over `max_file_bytes`)",
+    setup=lambda r, o: sparse(r / "run.jsonl", 3_000_000_000),
+    exit=2,
+    expect="over the limit of 2147483648",
+    where="run.jsonl",
     action=True,
-    budget=5,
+    max_read=8 * 1024**2,
 )
 
 
@@ -469,24 +470,23 @@ def _many_records(r, o, extra=""):
 
 
 case(
-    "records-1e6",
-    "size",
-    "10^6 tiny corpus records (default limits: processed)",
-    _many_records,
-    0,
+    id="records-1e6",
+    group="size",
+    title="10^6 tiny corpus records (default limits: processed)",
+    setup=_many_records,
+    exit=0,
     action=True,
-    budget=30,
 )
 case(
-    "records-1e6-capped",
-    "size",
-    "10^6 tiny corpus records with `limits: {max_records: 100000}`",
-    lambda r, o: _many_records(r, o, "limits:\n  max_records: 100000\n"),
-    2,
-    "more than 100000 records",
-    "corpus.jsonl:100001",
+    id="records-1e6-capped",
+    group="size",
+    title="10^6 tiny corpus records with `limits: {max_records: 100000}`",
+    setup=lambda r, o: _many_records(r, o, "limits:\n  max_records: 100000\n"),
+    exit=2,
+    expect="more than 100000 records",
+    where="corpus.jsonl:100001",
     action=True,
-    budget=5,
+    max_read=16 * 1024**2,
 )
 
 
@@ -497,15 +497,15 @@ def _questions_yaml(r, o):
 
 
 case(
-    "questions-300k-yaml",
-    "size",
-    "300,000 questions in `gold.yaml` (13 MB)",
-    _questions_yaml,
-    2,
-    "over the limit of 4194304 bytes for a YAML",
-    "gold.yaml",
+    id="questions-300k-yaml",
+    group="size",
+    title="300,000 questions in `gold.yaml` (13 MB)",
+    setup=_questions_yaml,
+    exit=2,
+    expect="over the limit of 4194304 bytes for a YAML",
+    where="gold.yaml",
     action=True,
-    budget=5,
+    max_read=8 * 1024**2,
 )
 
 
@@ -522,51 +522,51 @@ def _questions_jsonl(r, o):
 
 
 case(
-    "questions-300k-jsonl-capped",
-    "size",
-    "300,000 questions in `gold.jsonl` with `limits: {max_records: 100000}`",
-    _questions_jsonl,
-    2,
-    "more than 100000 records",
-    "gold.jsonl:100001",
+    id="questions-300k-jsonl-capped",
+    group="size",
+    title="300,000 questions in `gold.jsonl` with `limits: {max_records: 100000}`",
+    setup=_questions_jsonl,
+    exit=2,
+    expect="more than 100000 records",
+    where="gold.jsonl:100001",
     action=True,
-    budget=5,
+    max_read=16 * 1024**2,
 )
 case(
-    "config-2mb",
-    "size",
-    "a 2 MB config file",
-    lambda r, o: set_config(r, extra="# " + "x" * 2_000_000 + "\n"),
-    2,
-    "over the limit of 1048576 bytes",
-    CONFIG_NAME,
+    id="config-2mb",
+    group="size",
+    title="a 2 MB config file",
+    setup=lambda r, o: set_config(r, extra="# " + "x" * 2_000_000 + "\n"),
+    exit=2,
+    expect="over the limit of 1048576 bytes",
+    where=CONFIG_NAME,
 )
 
 # ---------------------------------------------------------------- YAML
 
 PWN = "touch PWNED"
 case(
-    "yaml-python-object-apply",
-    "yaml",
-    "`query: !!python/object/apply:os.system [touch PWNED]` in the gold set",
-    lambda r, o: replace_in(
+    id="yaml-python-object-apply",
+    group="yaml",
+    title="`query: !!python/object/apply:os.system [touch PWNED]` in the gold set",
+    setup=lambda r, o: replace_in(
         r / "gold.yaml",
         'query: "How long are deleted backups kept?"',
         f"query: !!python/object/apply:os.system [{yq(PWN)}]",
     ),
-    2,
-    "YAML tag `tag:yaml.org,2002:python/object/apply:os.system` is not allowed",
-    "gold.yaml:3",
+    exit=2,
+    expect="YAML tag `tag:yaml.org,2002:python/object/apply:os.system` is not allowed",
+    where="gold.yaml:3",
     marker="PWNED",
 )
 case(
-    "yaml-python-tag-config",
-    "yaml",
-    "a `!!python/object/apply` tag in the config",
-    lambda r, o: set_config(r, extra=f"x: !!python/object/apply:os.system [{yq(PWN)}]\n"),
-    2,
-    "is not allowed",
-    f"{CONFIG_NAME}:6",
+    id="yaml-python-tag-config",
+    group="yaml",
+    title="a `!!python/object/apply` tag in the config",
+    setup=lambda r, o: set_config(r, extra=f"x: !!python/object/apply:os.system [{yq(PWN)}]\n"),
+    exit=2,
+    expect="is not allowed",
+    where=f"{CONFIG_NAME}:6",
     marker="PWNED",
 )
 
@@ -580,374 +580,374 @@ def _laughs(r, o):
 
 
 case(
-    "yaml-billion-laughs",
-    "yaml",
-    "billion laughs: 10 levels of 9 aliases (9^10 nodes)",
-    _laughs,
-    2,
-    "alias bomb",
-    "gold.yaml",
+    id="yaml-billion-laughs",
+    group="yaml",
+    title="billion laughs: 10 levels of 9 aliases (9^10 nodes)",
+    setup=_laughs,
+    exit=2,
+    expect="alias bomb",
+    where="gold.yaml",
 )
 case(
-    "yaml-duplicate-key",
-    "yaml",
-    "`relevant: {d1: 2, d1: 0}`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: 2, d1: 0}")),
-    2,
-    "duplicate key `d1`",
-    "gold.yaml:4",
+    id="yaml-duplicate-key",
+    group="yaml",
+    title="`relevant: {d1: 2, d1: 0}`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: 2, d1: 0}")),
+    exit=2,
+    expect="duplicate key `d1`",
+    where="gold.yaml:4",
 )
 case(
-    "yaml-duplicate-key-config",
-    "yaml",
-    "`k:` twice in the config (the second would win silently)",
-    lambda r, o: set_config(r, extra="k: 1\n"),
-    2,
-    "duplicate key `k`",
-    f"{CONFIG_NAME}:6",
+    id="yaml-duplicate-key-config",
+    group="yaml",
+    title="`k:` twice in the config (the second would win silently)",
+    setup=lambda r, o: set_config(r, extra="k: 1\n"),
+    exit=2,
+    expect="duplicate key `k`",
+    where=f"{CONFIG_NAME}:6",
 )
 case(
-    "yaml-NO-as-id",
-    "yaml",
-    "`query_id: NO` (YAML 1.1: false)",
-    lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="NO")),
-    2,
-    "expected string, got boolean",
-    "gold.yaml:2",
+    id="yaml-NO-as-id",
+    group="yaml",
+    title="`query_id: NO` (YAML 1.1: false)",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="NO")),
+    exit=2,
+    expect="expected string, got boolean",
+    where="gold.yaml:2",
 )
 case(
-    "yaml-on-as-key",
-    "yaml",
-    "`relevant: {on: 1}` (YAML 1.1: the key true)",
-    lambda r, o: w(r / "gold.yaml", gold_with("{on: 1}")),
-    2,
-    "quote it",
-    "gold.yaml:4",
+    id="yaml-on-as-key",
+    group="yaml",
+    title="`relevant: {on: 1}` (YAML 1.1: the key true)",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{on: 1}")),
+    exit=2,
+    expect="quote it",
+    where="gold.yaml:4",
 )
 case(
-    "yaml-date-as-grade",
-    "yaml",
-    "`relevant: {d1: 2026-11-30}`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: 2026-11-30}")),
-    2,
-    "expected integer, got string",
-    "gold.yaml:4",
+    id="yaml-date-as-grade",
+    group="yaml",
+    title="`relevant: {d1: 2026-11-30}`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: 2026-11-30}")),
+    exit=2,
+    expect="expected integer, got string",
+    where="gold.yaml:4",
 )
 case(
-    "yaml-date-as-id",
-    "yaml",
-    "`query_id: 2026-11-30` stays text, not a date (a valid id; the run lacks it: warnings)",
-    lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="2026-11-30")),
-    0,
-    "not in run.jsonl",
-    "gold.yaml:2",
+    id="yaml-date-as-id",
+    group="yaml",
+    title="`query_id: 2026-11-30` stays text, not a date (a valid id; the run lacks it: warnings)",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="2026-11-30")),
+    exit=0,
+    expect="not in run.jsonl",
+    where="gold.yaml:2",
 )
 case(
-    "yaml-octal-k",
-    "yaml",
-    "`k: 012` (YAML 1.1: octal 10)",
-    lambda r, o: set_config(r, k="012"),
-    2,
-    "plain decimal",
-    f"{CONFIG_NAME}:5",
+    id="yaml-octal-k",
+    group="yaml",
+    title="`k: 012` (YAML 1.1: octal 10)",
+    setup=lambda r, o: set_config(r, k="012"),
+    exit=2,
+    expect="plain decimal",
+    where=f"{CONFIG_NAME}:5",
 )
 case(
-    "yaml-octal-grade",
-    "yaml",
-    "`relevant: {d1: 012}`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: 012}")),
-    2,
-    "plain decimal",
-    "gold.yaml:4",
+    id="yaml-octal-grade",
+    group="yaml",
+    title="`relevant: {d1: 012}`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: 012}")),
+    exit=2,
+    expect="plain decimal",
+    where="gold.yaml:4",
 )
 case(
-    "yaml-sexagesimal",
-    "yaml",
-    "`k: 1:20` (YAML 1.1: 80)",
-    lambda r, o: set_config(r, k="1:20"),
-    2,
-    "plain decimal",
-    f"{CONFIG_NAME}:5",
+    id="yaml-sexagesimal",
+    group="yaml",
+    title="`k: 1:20` (YAML 1.1: 80)",
+    setup=lambda r, o: set_config(r, k="1:20"),
+    exit=2,
+    expect="plain decimal",
+    where=f"{CONFIG_NAME}:5",
 )
 case(
-    "yaml-1e3-grade",
-    "yaml",
-    "`relevant: {d1: 1e3}` (YAML 1.1: the string 1e3)",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: 1e3}")),
-    2,
-    "expected integer, got string",
-    "gold.yaml:4",
+    id="yaml-1e3-grade",
+    group="yaml",
+    title="`relevant: {d1: 1e3}` (YAML 1.1: the string 1e3)",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: 1e3}")),
+    exit=2,
+    expect="expected integer, got string",
+    where="gold.yaml:4",
 )
 case(
-    "yaml-nan-threshold",
-    "yaml",
-    "`P@2: .nan` in the thresholds",
-    lambda r, o: set_config(r, thresholds="  P@2: .nan\n"),
-    2,
-    "non-finite",
-    f"{CONFIG_NAME}:7",
+    id="yaml-nan-threshold",
+    group="yaml",
+    title="`P@2: .nan` in the thresholds",
+    setup=lambda r, o: set_config(r, thresholds="  P@2: .nan\n"),
+    exit=2,
+    expect="non-finite",
+    where=f"{CONFIG_NAME}:7",
 )
 case(
-    "yaml-inf-grade",
-    "yaml",
-    "`relevant: {d1: .inf}`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: .inf}")),
-    2,
-    "non-finite",
-    "gold.yaml:4",
+    id="yaml-inf-grade",
+    group="yaml",
+    title="`relevant: {d1: .inf}`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: .inf}")),
+    exit=2,
+    expect="non-finite",
+    where="gold.yaml:4",
 )
 case(
-    "yaml-deep-flow-50000",
-    "yaml",
-    "50,000 nested `[` (the C loader segfaults there)",
-    lambda r, o: w(r / "gold.yaml", "queries: " + "[" * 50_000 + "]" * 50_000 + "\n"),
-    2,
-    "nested deeper than 64 levels",
-    "gold.yaml",
+    id="yaml-deep-flow-50000",
+    group="yaml",
+    title="50,000 nested `[` (the C loader segfaults there)",
+    setup=lambda r, o: w(r / "gold.yaml", "queries: " + "[" * 50_000 + "]" * 50_000 + "\n"),
+    exit=2,
+    expect="nested deeper than 64 levels",
+    where="gold.yaml",
     action=True,
 )
 case(
-    "yaml-deep-block-50000",
-    "yaml",
-    "50,000 nested block sequences on one line (`- - - …`)",
-    lambda r, o: w(r / "gold.yaml", "queries:\n" + "- " * 50_000 + "x\n"),
-    2,
-    "nested deeper than 64 levels",
-    "gold.yaml:2",
+    id="yaml-deep-block-50000",
+    group="yaml",
+    title="50,000 nested block sequences on one line (`- - - …`)",
+    setup=lambda r, o: w(r / "gold.yaml", "queries:\n" + "- " * 50_000 + "x\n"),
+    exit=2,
+    expect="nested deeper than 64 levels",
+    where="gold.yaml:2",
     action=True,
 )
 case(
-    "yaml-deep-indent",
-    "yaml",
-    "a mapping nested 600 levels by indentation",
-    lambda r, o: w(
+    id="yaml-deep-indent",
+    group="yaml",
+    title="a mapping nested 600 levels by indentation",
+    setup=lambda r, o: w(
         r / "gold.yaml", "".join(" " * i + "a:\n" for i in range(600)) + " " * 600 + "b: 1\n"
     ),
-    2,
-    "nested deeper than 64 levels",
-    "gold.yaml",
+    exit=2,
+    expect="nested deeper than 64 levels",
+    where="gold.yaml",
 )
 case(
-    "yaml-multi-document",
-    "yaml",
-    "two YAML documents in `gold.yaml`",
-    lambda r, o: w(r / "gold.yaml", GOLD + "---\nqueries: []\n"),
-    2,
-    "invalid YAML",
-    "gold.yaml",
+    id="yaml-multi-document",
+    group="yaml",
+    title="two YAML documents in `gold.yaml`",
+    setup=lambda r, o: w(r / "gold.yaml", GOLD + "---\nqueries: []\n"),
+    exit=2,
+    expect="invalid YAML",
+    where="gold.yaml",
 )
 case(
-    "yaml-tabs",
-    "yaml",
-    "a tab used for indentation",
-    lambda r, o: w(r / "gold.yaml", GOLD.replace("    relevant: {d3: 1}", "\trelevant: {d3: 1}")),
-    2,
-    "invalid YAML",
-    "gold.yaml:7",
+    id="yaml-tabs",
+    group="yaml",
+    title="a tab used for indentation",
+    setup=lambda r, o: w(r / "gold.yaml", GOLD.replace("    relevant: {d3: 1}", "\trelevant: {d3: 1}")),
+    exit=2,
+    expect="invalid YAML",
+    where="gold.yaml:7",
 )
 case(
-    "yaml-error-line-injection",
-    "yaml",
-    "a syntax error on a line that carries `::error::` and `##[error]`",
-    lambda r, o: w(
+    id="yaml-error-line-injection",
+    group="yaml",
+    title="a syntax error on a line that carries `::error::` and `##[error]`",
+    setup=lambda r, o: w(
         r / "gold.yaml", GOLD.replace("query_id: q2", 'query_id: "::error::owned ##[error]owned')
     ),
-    2,
-    "invalid YAML",
-    "gold.yaml",
+    exit=2,
+    expect="invalid YAML",
+    where="gold.yaml",
     forbid=("owned",),
 )
 case(
-    "yaml-merge-key",
-    "yaml",
-    "a merge key `<<: *base`",
-    lambda r, o: w(
+    id="yaml-merge-key",
+    group="yaml",
+    title="a merge key `<<: *base`",
+    setup=lambda r, o: w(
         r / "gold.yaml",
         "base: &b {d1: 2}\n" + GOLD.replace("relevant: {d1: 2, d2: 0}", "relevant: {<<: *b}"),
     ),
-    2,
-    "merge keys",
-    "gold.yaml:5",
+    exit=2,
+    expect="merge keys",
+    where="gold.yaml:5",
 )
 case(
-    "yaml-recursive-alias",
-    "yaml",
-    "an alias inside its own anchor: `queries: &a [*a]`",
-    lambda r, o: w(r / "gold.yaml", "queries: &a [*a]\n"),
-    2,
-    "nested deeper than 64 levels",
-    "gold.yaml:1",
+    id="yaml-recursive-alias",
+    group="yaml",
+    title="an alias inside its own anchor: `queries: &a [*a]`",
+    setup=lambda r, o: w(r / "gold.yaml", "queries: &a [*a]\n"),
+    exit=2,
+    expect="nested deeper than 64 levels",
+    where="gold.yaml:1",
 )
 case(
-    "yaml-lone-surrogate",
-    "yaml",
-    '`query_id: "\\ud800"` (a lone surrogate escape)',
-    lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1='"\\ud800"')),
-    2,
-    "invalid Unicode character escape",
-    "gold.yaml:2",
+    id="yaml-lone-surrogate",
+    group="yaml",
+    title='`query_id: "\\ud800"` (a lone surrogate escape)',
+    setup=lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1='"\\ud800"')),
+    exit=2,
+    expect="invalid Unicode character escape",
+    where="gold.yaml:2",
 )
 case(
-    "yaml-nul-byte",
-    "yaml",
-    "a raw NUL byte in `gold.yaml`",
-    lambda r, o: w(r / "gold.yaml", GOLD.encode().replace(b"d3: 1", b"d3: \x00")),
-    2,
-    "U+0000 is not allowed",
-    "gold.yaml:7",
+    id="yaml-nul-byte",
+    group="yaml",
+    title="a raw NUL byte in `gold.yaml`",
+    setup=lambda r, o: w(r / "gold.yaml", GOLD.encode().replace(b"d3: 1", b"d3: \x00")),
+    exit=2,
+    expect="U+0000 is not allowed",
+    where="gold.yaml:7",
 )
 case(
-    "yaml-custom-tag",
-    "yaml",
-    "a custom tag `!env HOME`",
-    lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="!env HOME")),
-    2,
-    "YAML tag `!env` is not allowed",
-    "gold.yaml:2",
+    id="yaml-custom-tag",
+    group="yaml",
+    title="a custom tag `!env HOME`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="!env HOME")),
+    exit=2,
+    expect="YAML tag `!env` is not allowed",
+    where="gold.yaml:2",
 )
 case(
-    "yaml-empty-gold",
-    "yaml",
-    "an empty `gold.yaml`",
-    lambda r, o: w(r / "gold.yaml", ""),
-    2,
-    "gold must be a mapping",
-    "gold.yaml",
+    id="yaml-empty-gold",
+    group="yaml",
+    title="an empty `gold.yaml`",
+    setup=lambda r, o: w(r / "gold.yaml", ""),
+    exit=2,
+    expect="gold must be a mapping",
+    where="gold.yaml",
 )
 case(
-    "yaml-bom-utf16",
-    "yaml",
-    "`gold.yaml` saved as UTF-16",
-    lambda r, o: w(r / "gold.yaml", GOLD.encode("utf-16")),
-    2,
-    "UTF-16",
-    "gold.yaml",
+    id="yaml-bom-utf16",
+    group="yaml",
+    title="`gold.yaml` saved as UTF-16",
+    setup=lambda r, o: w(r / "gold.yaml", GOLD.encode("utf-16")),
+    exit=2,
+    expect="UTF-16",
+    where="gold.yaml",
 )
 
 # ---------------------------------------------------------------- JSON and JSONL
 
 R2 = '{"query_id": "q2", "ranking": ["d3", "d4"]'
 case(
-    "jsonl-duplicate-key",
-    "json",
-    'a corpus line with `"id"` twice',
-    lambda r, o: corpus_line(r, 2, '{"id": "d2", "id": "dX", "text": "x"}'),
-    2,
-    "duplicate key `id`",
-    "corpus.jsonl:2",
+    id="jsonl-duplicate-key",
+    group="json",
+    title='a corpus line with `"id"` twice',
+    setup=lambda r, o: corpus_line(r, 2, '{"id": "d2", "id": "dX", "text": "x"}'),
+    exit=2,
+    expect="duplicate key `id`",
+    where="corpus.jsonl:2",
 )
 case(
-    "jsonl-nan",
-    "json",
-    "`NaN` in a run line",
-    lambda r, o: run_line(r, 2, R2 + ', "score": NaN}'),
-    2,
-    "NaN is not valid JSON",
-    "run.jsonl:2",
+    id="jsonl-nan",
+    group="json",
+    title="`NaN` in a run line",
+    setup=lambda r, o: run_line(r, 2, R2 + ', "score": NaN}'),
+    exit=2,
+    expect="NaN is not valid JSON",
+    where="run.jsonl:2",
 )
 case(
-    "jsonl-infinity",
-    "json",
-    "`Infinity` in a run line",
-    lambda r, o: run_line(r, 2, R2 + ', "score": Infinity}'),
-    2,
-    "Infinity is not valid JSON",
-    "run.jsonl:2",
+    id="jsonl-infinity",
+    group="json",
+    title="`Infinity` in a run line",
+    setup=lambda r, o: run_line(r, 2, R2 + ', "score": Infinity}'),
+    exit=2,
+    expect="Infinity is not valid JSON",
+    where="run.jsonl:2",
 )
 case(
-    "jsonl-neg-infinity",
-    "json",
-    "`-Infinity` in a run line",
-    lambda r, o: run_line(r, 2, R2 + ', "score": -Infinity}'),
-    2,
-    "-Infinity is not valid JSON",
-    "run.jsonl:2",
+    id="jsonl-neg-infinity",
+    group="json",
+    title="`-Infinity` in a run line",
+    setup=lambda r, o: run_line(r, 2, R2 + ', "score": -Infinity}'),
+    exit=2,
+    expect="-Infinity is not valid JSON",
+    where="run.jsonl:2",
 )
 case(
-    "jsonl-1e400",
-    "json",
-    "`1e400` (overflows to infinity)",
-    lambda r, o: run_line(r, 2, R2 + ', "score": 1e400}'),
-    2,
-    "too large",
-    "run.jsonl:2",
+    id="jsonl-1e400",
+    group="json",
+    title="`1e400` (overflows to infinity)",
+    setup=lambda r, o: run_line(r, 2, R2 + ', "score": 1e400}'),
+    exit=2,
+    expect="too large",
+    where="run.jsonl:2",
 )
 case(
-    "jsonl-5000-digits",
-    "json",
-    "a 5,000-digit integer",
-    lambda r, o: run_line(r, 2, R2 + ', "score": ' + "7" * 5000 + "}"),
-    2,
-    "too many digits",
-    "run.jsonl:2",
+    id="jsonl-5000-digits",
+    group="json",
+    title="a 5,000-digit integer",
+    setup=lambda r, o: run_line(r, 2, R2 + ', "score": ' + "7" * 5000 + "}"),
+    exit=2,
+    expect="too many digits",
+    where="run.jsonl:2",
 )
 case(
-    "jsonl-deep-100000",
-    "json",
-    "100,000 nested `[`",
-    lambda r, o: run_line(r, 2, "[" * 100_000 + "]" * 100_000),
-    2,
-    "nested too deeply",
-    "run.jsonl:2",
+    id="jsonl-deep-100000",
+    group="json",
+    title="100,000 nested `[`",
+    setup=lambda r, o: run_line(r, 2, "[" * 100_000 + "]" * 100_000),
+    exit=2,
+    expect="nested too deeply",
+    where="run.jsonl:2",
     action=True,
 )
 case(
-    "jsonl-bom",
-    "json",
-    "a UTF-8 BOM before the first corpus line (accepted)",
-    lambda r, o: w(r / "corpus.jsonl", codecs.BOM_UTF8 + jsonl(CORPUS).encode()),
-    0,
+    id="jsonl-bom",
+    group="json",
+    title="a UTF-8 BOM before the first corpus line (accepted)",
+    setup=lambda r, o: w(r / "corpus.jsonl", codecs.BOM_UTF8 + jsonl(CORPUS).encode()),
+    exit=0,
 )
 case(
-    "jsonl-utf16",
-    "json",
-    "`run.jsonl` in UTF-16",
-    lambda r, o: w(r / "run.jsonl", jsonl(RUN).encode("utf-16")),
-    2,
-    "UTF-16",
-    "run.jsonl:1",
+    id="jsonl-utf16",
+    group="json",
+    title="`run.jsonl` in UTF-16",
+    setup=lambda r, o: w(r / "run.jsonl", jsonl(RUN).encode("utf-16")),
+    exit=2,
+    expect="UTF-16",
+    where="run.jsonl:1",
 )
 case(
-    "jsonl-invalid-utf8",
-    "json",
-    "a byte 0xFF inside a corpus line",
-    lambda r, o: corpus_line(
+    id="jsonl-invalid-utf8",
+    group="json",
+    title="a byte 0xFF inside a corpus line",
+    setup=lambda r, o: corpus_line(
         r, 3, json.dumps(CORPUS[2]).encode().replace(b"A single", b"A \xff single")
     ),
-    2,
-    "invalid UTF-8",
-    "corpus.jsonl:3",
+    exit=2,
+    expect="invalid UTF-8",
+    where="corpus.jsonl:3",
 )
 case(
-    "jsonl-overlong-utf8",
-    "json",
-    "an overlong UTF-8 encoding (`C0 AF`)",
-    lambda r, o: corpus_line(
+    id="jsonl-overlong-utf8",
+    group="json",
+    title="an overlong UTF-8 encoding (`C0 AF`)",
+    setup=lambda r, o: corpus_line(
         r, 3, json.dumps(CORPUS[2]).encode().replace(b"A single", b"A \xc0\xaf single")
     ),
-    2,
-    "invalid UTF-8",
-    "corpus.jsonl:3",
+    exit=2,
+    expect="invalid UTF-8",
+    where="corpus.jsonl:3",
 )
 case(
-    "jsonl-encoded-surrogate",
-    "json",
-    "a surrogate encoded in UTF-8 bytes (`ED A0 80`)",
-    lambda r, o: corpus_line(
+    id="jsonl-encoded-surrogate",
+    group="json",
+    title="a surrogate encoded in UTF-8 bytes (`ED A0 80`)",
+    setup=lambda r, o: corpus_line(
         r, 3, json.dumps(CORPUS[2]).encode().replace(b"A single", b"A \xed\xa0\x80 single")
     ),
-    2,
-    "invalid UTF-8",
-    "corpus.jsonl:3",
+    exit=2,
+    expect="invalid UTF-8",
+    where="corpus.jsonl:3",
 )
 case(
-    "jsonl-lone-surrogate",
-    "json",
-    'a lone surrogate escape `"\\ud800"` in a run id',
-    lambda r, o: run_line(r, 2, '{"query_id": "q2", "ranking": ["d3", "\\ud800"]}'),
-    2,
-    "lone UTF-16 surrogate",
-    "run.jsonl:2",
+    id="jsonl-lone-surrogate",
+    group="json",
+    title='a lone surrogate escape `"\\ud800"` in a run id',
+    setup=lambda r, o: run_line(r, 2, '{"query_id": "q2", "ranking": ["d3", "\\ud800"]}'),
+    exit=2,
+    expect="lone UTF-16 surrogate",
+    where="run.jsonl:2",
 )
 
 
@@ -960,56 +960,56 @@ def _separators(r, o):
 
 
 case(
-    "jsonl-u2028-u0085",
-    "json",
-    "U+2028 and U+0085 inside a string on line 2, a duplicate id on line 4",
-    _separators,
-    2,
-    "duplicate document id (first on line 1)",
-    "corpus.jsonl:4",
+    id="jsonl-u2028-u0085",
+    group="json",
+    title="U+2028 and U+0085 inside a string on line 2, a duplicate id on line 4",
+    setup=_separators,
+    exit=2,
+    expect="duplicate document id (first on line 1)",
+    where="corpus.jsonl:4",
 )
 case(
-    "jsonl-bare-cr",
-    "json",
-    "two run records separated by a bare CR",
-    lambda r, o: w(r / "run.jsonl", jsonl(RUN).replace("\n", "\r", 1)),
-    2,
-    "invalid JSON",
-    "run.jsonl:1",
+    id="jsonl-bare-cr",
+    group="json",
+    title="two run records separated by a bare CR",
+    setup=lambda r, o: w(r / "run.jsonl", jsonl(RUN).replace("\n", "\r", 1)),
+    exit=2,
+    expect="invalid JSON",
+    where="run.jsonl:1",
 )
 case(
-    "jsonl-crlf",
-    "json",
-    "CRLF line ends (accepted)",
-    lambda r, o: w(r / "run.jsonl", jsonl(RUN).replace("\n", "\r\n")),
-    0,
+    id="jsonl-crlf",
+    group="json",
+    title="CRLF line ends (accepted)",
+    setup=lambda r, o: w(r / "run.jsonl", jsonl(RUN).replace("\n", "\r\n")),
+    exit=0,
 )
 case(
-    "jsonl-truncated-last-line",
-    "json",
-    "the last run line cut short",
-    lambda r, o: w(r / "run.jsonl", jsonl(RUN).rstrip("\n")[:-6]),
-    2,
-    "invalid JSON",
-    "run.jsonl:2",
+    id="jsonl-truncated-last-line",
+    group="json",
+    title="the last run line cut short",
+    setup=lambda r, o: w(r / "run.jsonl", jsonl(RUN).rstrip("\n")[:-6]),
+    exit=2,
+    expect="invalid JSON",
+    where="run.jsonl:2",
 )
 case(
-    "jsonl-top-level-array",
-    "json",
-    "a corpus line that is an array",
-    lambda r, o: corpus_line(r, 2, '["d2", "text"]'),
-    2,
-    "must be a JSON object",
-    "corpus.jsonl:2",
+    id="jsonl-top-level-array",
+    group="json",
+    title="a corpus line that is an array",
+    setup=lambda r, o: corpus_line(r, 2, '["d2", "text"]'),
+    exit=2,
+    expect="must be a JSON object",
+    where="corpus.jsonl:2",
 )
 case(
-    "jsonl-escaped-nul-in-id",
-    "json",
-    'a run question id `"q\\u0000"`',
-    lambda r, o: run_line(r, 2, '{"query_id": "q\\u0000", "ranking": []}'),
-    2,
-    "control character",
-    "run.jsonl:2",
+    id="jsonl-escaped-nul-in-id",
+    group="json",
+    title='a run question id `"q\\u0000"`',
+    setup=lambda r, o: run_line(r, 2, '{"query_id": "q\\u0000", "ranking": []}'),
+    exit=2,
+    expect="control character",
+    where="run.jsonl:2",
 )
 
 
@@ -1023,88 +1023,88 @@ def _gold_json(doc_text: str):
 
 
 case(
-    "json-gold-top-level-array",
-    "json",
-    "`gold.json` is a top-level array",
-    _gold_json('[{"query_id": "q1", "relevant": {"d1": 2}}]'),
-    2,
-    "mapping with a `queries:` list",
-    "gold.json",
+    id="json-gold-top-level-array",
+    group="json",
+    title="`gold.json` is a top-level array",
+    setup=_gold_json('[{"query_id": "q1", "relevant": {"d1": 2}}]'),
+    exit=2,
+    expect="mapping with a `queries:` list",
+    where="gold.json",
 )
 case(
-    "json-gold-duplicate-key",
-    "json",
-    "`gold.json` has `queries` twice",
-    _gold_json('{"queries": [], "queries": [{"query_id": "q1", "relevant": {"d1": 2}}]}'),
-    2,
-    "duplicate key `queries`",
-    "gold.json",
+    id="json-gold-duplicate-key",
+    group="json",
+    title="`gold.json` has `queries` twice",
+    setup=_gold_json('{"queries": [], "queries": [{"query_id": "q1", "relevant": {"d1": 2}}]}'),
+    exit=2,
+    expect="duplicate key `queries`",
+    where="gold.json",
 )
 case(
-    "json-gold-nan",
-    "json",
-    "`gold.json` has a NaN grade",
-    _gold_json('{"queries": [{"query_id": "q1", "relevant": {"d1": NaN}}]}'),
-    2,
-    "NaN is not valid JSON",
-    "gold.json",
+    id="json-gold-nan",
+    group="json",
+    title="`gold.json` has a NaN grade",
+    setup=_gold_json('{"queries": [{"query_id": "q1", "relevant": {"d1": NaN}}]}'),
+    exit=2,
+    expect="NaN is not valid JSON",
+    where="gold.json",
 )
 case(
-    "json-gold-deep",
-    "json",
-    "`gold.json` nested 100,000 deep",
-    _gold_json('{"queries": ' + "[" * 100_000 + "]" * 100_000 + "}"),
-    2,
-    "nested too deeply",
-    "gold.json",
+    id="json-gold-deep",
+    group="json",
+    title="`gold.json` nested 100,000 deep",
+    setup=_gold_json('{"queries": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+    exit=2,
+    expect="nested too deeply",
+    where="gold.json",
 )
 
 # ---------------------------------------------------------------- schema semantics
 
 case(
-    "id-trailing-newline",
-    "schema",
-    'a corpus id `"d1\\n"`',
-    lambda r, o: corpus_line(r, 1, json.dumps({**CORPUS[0], "id": "d1\n"})),
-    2,
-    "control character",
-    "corpus.jsonl:1",
+    id="id-trailing-newline",
+    group="schema",
+    title='a corpus id `"d1\\n"`',
+    setup=lambda r, o: corpus_line(r, 1, json.dumps({**CORPUS[0], "id": "d1\n"})),
+    exit=2,
+    expect="control character",
+    where="corpus.jsonl:1",
 )
 case(
-    "id-u2028",
-    "schema",
-    "a corpus id with U+2028 (a line break to some readers)",
-    lambda r, o: corpus_line(r, 1, json.dumps({**CORPUS[0], "id": "d1\u2028x"})),
-    2,
-    "control character",
-    "corpus.jsonl:1",
+    id="id-u2028",
+    group="schema",
+    title="a corpus id with U+2028 (a line break to some readers)",
+    setup=lambda r, o: corpus_line(r, 1, json.dumps({**CORPUS[0], "id": "d1\u2028x"})),
+    exit=2,
+    expect="control character",
+    where="corpus.jsonl:1",
 )
 case(
-    "k-non-ascii-digit",
-    "schema",
-    "`k: ٥` (an Arabic-Indic five)",
-    lambda r, o: set_config(r, k="٥"),
-    2,
-    "expected integer, got string",
-    f"{CONFIG_NAME}:5",
+    id="k-non-ascii-digit",
+    group="schema",
+    title="`k: ٥` (an Arabic-Indic five)",
+    setup=lambda r, o: set_config(r, k="٥"),
+    exit=2,
+    expect="expected integer, got string",
+    where=f"{CONFIG_NAME}:5",
 )
 case(
-    "grade-non-ascii-digit",
-    "schema",
-    "a grade `٢` in YAML",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: ٢}")),
-    2,
-    "expected integer, got string",
-    "gold.yaml:4",
+    id="grade-non-ascii-digit",
+    group="schema",
+    title="a grade `٢` in YAML",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: ٢}")),
+    exit=2,
+    expect="expected integer, got string",
+    where="gold.yaml:4",
 )
 case(
-    "measure-fullwidth-digit",
-    "schema",
-    "a threshold on `P@２` (a full-width 2)",
-    lambda r, o: set_config(r, thresholds="  P@２: 0.2\n"),
-    2,
-    "unknown measure",
-    f"{CONFIG_NAME}:7",
+    id="measure-fullwidth-digit",
+    group="schema",
+    title="a threshold on `P@２` (a full-width 2)",
+    setup=lambda r, o: set_config(r, thresholds="  P@２: 0.2\n"),
+    exit=2,
+    expect="unknown measure",
+    where=f"{CONFIG_NAME}:7",
 )
 
 
@@ -1118,13 +1118,13 @@ def _qrels(grade: str):
 
 
 case(
-    "qrels-non-ascii-digit",
-    "schema",
-    "a TREC qrels grade `٢`",
-    _qrels("٢"),
-    2,
-    "the grade must be an integer",
-    "gold.qrels:1",
+    id="qrels-non-ascii-digit",
+    group="schema",
+    title="a TREC qrels grade `٢`",
+    setup=_qrels("٢"),
+    exit=2,
+    expect="the grade must be an integer",
+    where="gold.qrels:1",
 )
 
 
@@ -1135,94 +1135,94 @@ def _trec_run_score(r, o):
 
 
 case(
-    "trec-score-non-ascii-digit",
-    "schema",
-    "a TREC run score `١` (Python's float() reads it as 1.0)",
-    _trec_run_score,
-    2,
-    "score",
-    "run.trec:1",
+    id="trec-score-non-ascii-digit",
+    group="schema",
+    title="a TREC run score `١` (Python's float() reads it as 1.0)",
+    setup=_trec_run_score,
+    exit=2,
+    expect="score",
+    where="run.trec:1",
 )
 case(
-    "grade-float",
-    "schema",
-    "a grade `1.0`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: 1.0}")),
-    2,
-    "expected integer, got number",
-    "gold.yaml:4",
+    id="grade-float",
+    group="schema",
+    title="a grade `1.0`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: 1.0}")),
+    exit=2,
+    expect="expected integer, got number",
+    where="gold.yaml:4",
 )
 case(
-    "grade-bool",
-    "schema",
-    "a grade `true`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: true}")),
-    2,
-    "expected integer, got boolean",
-    "gold.yaml:4",
+    id="grade-bool",
+    group="schema",
+    title="a grade `true`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: true}")),
+    exit=2,
+    expect="expected integer, got boolean",
+    where="gold.yaml:4",
 )
 case(
-    "grade-string",
-    "schema",
-    'a grade `"2"`',
-    lambda r, o: w(r / "gold.yaml", gold_with('{d1: "2"}')),
-    2,
-    "expected integer, got string",
-    "gold.yaml:4",
+    id="grade-string",
+    group="schema",
+    title='a grade `"2"`',
+    setup=lambda r, o: w(r / "gold.yaml", gold_with('{d1: "2"}')),
+    exit=2,
+    expect="expected integer, got string",
+    where="gold.yaml:4",
 )
 case(
-    "grade-negative",
-    "schema",
-    "a grade `-1`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{d1: -1}")),
-    2,
-    "must be at least 0",
-    "gold.yaml:4",
+    id="grade-negative",
+    group="schema",
+    title="a grade `-1`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{d1: -1}")),
+    exit=2,
+    expect="must be at least 0",
+    where="gold.yaml:4",
 )
 case(
-    "empty-doc-id",
-    "schema",
-    'a corpus id `""`',
-    lambda r, o: corpus_line(r, 1, json.dumps({**CORPUS[0], "id": ""})),
-    2,
-    "must not be empty",
-    "corpus.jsonl:1",
+    id="empty-doc-id",
+    group="schema",
+    title='a corpus id `""`',
+    setup=lambda r, o: corpus_line(r, 1, json.dumps({**CORPUS[0], "id": ""})),
+    exit=2,
+    expect="must not be empty",
+    where="corpus.jsonl:1",
 )
 case(
-    "empty-query-id",
-    "schema",
-    "`query_id: ''`",
-    lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="''")),
-    2,
-    "must not be empty",
-    "gold.yaml:2",
+    id="empty-query-id",
+    group="schema",
+    title="`query_id: ''`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with(query_id_q1="''")),
+    exit=2,
+    expect="must not be empty",
+    where="gold.yaml:2",
 )
 case(
-    "empty-label-key",
-    "schema",
-    "a label on the document id `''`",
-    lambda r, o: w(r / "gold.yaml", gold_with("{'': 1}")),
-    2,
-    "must not be empty",
-    "gold.yaml:4",
+    id="empty-label-key",
+    group="schema",
+    title="a label on the document id `''`",
+    setup=lambda r, o: w(r / "gold.yaml", gold_with("{'': 1}")),
+    exit=2,
+    expect="must not be empty",
+    where="gold.yaml:4",
 )
 case(
-    "k-as-string",
-    "schema",
-    '`k: "2"`',
-    lambda r, o: set_config(r, k='"2"'),
-    2,
-    "expected integer, got string",
-    f"{CONFIG_NAME}:5",
+    id="k-as-string",
+    group="schema",
+    title='`k: "2"`',
+    setup=lambda r, o: set_config(r, k='"2"'),
+    exit=2,
+    expect="expected integer, got string",
+    where=f"{CONFIG_NAME}:5",
 )
 case(
-    "k-bool",
-    "schema",
-    "`k: yes`",
-    lambda r, o: set_config(r, k="yes"),
-    2,
-    "expected integer, got boolean",
-    f"{CONFIG_NAME}:5",
+    id="k-bool",
+    group="schema",
+    title="`k: yes`",
+    setup=lambda r, o: set_config(r, k="yes"),
+    exit=2,
+    expect="expected integer, got boolean",
+    where=f"{CONFIG_NAME}:5",
 )
 
 # ---------------------------------------------------------------- output injection
@@ -1252,24 +1252,24 @@ def _inject_unknown(s: str):
 
 for key, s in INJECT.items():
     case(
-        f"inject-{key}",
-        "injection",
-        f"a run lists the unknown document id `{json.dumps(s)[1:-1]}`",
-        _inject_unknown(s),
-        2,
-        "unknown document id at position 2",
-        "run.jsonl:2",
+        id=f"inject-{key}",
+        group="injection",
+        title=f"a run lists the unknown document id `{json.dumps(s)[1:-1]}`",
+        setup=_inject_unknown(s),
+        exit=2,
+        expect="unknown document id at position 2",
+        where="run.jsonl:2",
     )
 case(
-    "inject-newline",
-    "injection",
-    'a run lists the id `"ok\\n::error::x"`',
-    lambda r, o: run_line(
+    id="inject-newline",
+    group="injection",
+    title='a run lists the id `"ok\\n::error::x"`',
+    setup=lambda r, o: run_line(
         r, 2, json.dumps({"query_id": "q2", "ranking": ["d3", "ok\n::error::x"]})
     ),
-    2,
-    "control character",
-    "run.jsonl:2",
+    exit=2,
+    expect="control character",
+    where="run.jsonl:2",
 )
 
 
@@ -1288,44 +1288,44 @@ def _valid_hostile_ids(r, o):
 
 
 case(
-    "inject-valid-ids",
-    "injection",
-    "every string above as a valid question and document id (the run passes)",
-    _valid_hostile_ids,
-    0,
+    id="inject-valid-ids",
+    group="injection",
+    title="every string above as a valid question and document id (the run passes)",
+    setup=_valid_hostile_ids,
+    exit=0,
 )
 case(
-    "inject-snapshot-label",
-    "injection",
-    "a run snapshot `::set-output name=passed::true` that does not match",
-    lambda r, o: run_line(
+    id="inject-snapshot-label",
+    group="injection",
+    title="a run snapshot `::set-output name=passed::true` that does not match",
+    setup=lambda r, o: run_line(
         r,
         2,
         json.dumps(
             {"query_id": "q2", "ranking": ["d3"], "snapshot": "::set-output name=passed::true"}
         ),
     ),
-    2,
-    "declares snapshot",
-    "run.jsonl:2",
+    exit=2,
+    expect="declares snapshot",
+    where="run.jsonl:2",
 )
 case(
-    "inject-key-name",
-    "injection",
-    "a duplicate JSON key named `::add-mask::x`",
-    lambda r, o: run_line(r, 2, '{"query_id": "q2", "::add-mask::x": 1, "::add-mask::x": 2}'),
-    2,
-    "duplicate key",
-    "run.jsonl:2",
+    id="inject-key-name",
+    group="injection",
+    title="a duplicate JSON key named `::add-mask::x`",
+    setup=lambda r, o: run_line(r, 2, '{"query_id": "q2", "::add-mask::x": 1, "::add-mask::x": 2}'),
+    exit=2,
+    expect="duplicate key",
+    where="run.jsonl:2",
 )
 case(
-    "inject-unknown-field",
-    "injection",
-    "an unknown corpus field named `<img src=x onerror=alert(1)>`",
-    lambda r, o: corpus_line(r, 2, json.dumps({**CORPUS[1], "<img src=x onerror=alert(1)>": 1})),
-    2,
-    "unknown field",
-    "corpus.jsonl:2",
+    id="inject-unknown-field",
+    group="injection",
+    title="an unknown corpus field named `<img src=x onerror=alert(1)>`",
+    setup=lambda r, o: corpus_line(r, 2, json.dumps({**CORPUS[1], "<img src=x onerror=alert(1)>": 1})),
+    exit=2,
+    expect="unknown field",
+    where="corpus.jsonl:2",
 )
 
 # ---------------------------------------------------------------- code execution
@@ -1357,12 +1357,12 @@ def _planted(r, o):
 
 
 case(
-    "planted-modules",
-    "code",
-    "`yaml.py`, `jsonschema/`, `check/`, `sitecustomize.py`, `usercustomize.py`, "
+    id="planted-modules",
+    group="code",
+    title="`yaml.py`, `jsonschema/`, `check/`, `sitecustomize.py`, `usercustomize.py`, "
     "a `.pth` (and more) next to the config; `PYTHONPATH`/`PYTHONSTARTUP` point at them",
-    _planted,
-    0,
+    setup=_planted,
+    exit=0,
     action=True,
     forbid=("PLANTED-CODE-RAN",),
 )
@@ -1373,6 +1373,286 @@ def by_id(case_id: str) -> Case:
 
 
 # ---------------------------------------------------------------- the docs table
+
+
+# ---------------------------------------------------------------- one bad input each, on the bundled example
+#
+# These spoil a copy of examples/kb (scored on its committed run, as the
+# `repo` fixture has it) instead of the small repository of :mod:`hostile`;
+# their setup returns where the problem must point, a phrase of its message
+# and its safe id (tests/test_cli_invalid.py).
+
+def lines(p: Path) -> list[str]:
+    return p.read_text(encoding="utf-8").split("\n")
+
+
+def set_line(p: Path, n: int, text: str) -> None:
+    ls = lines(p)
+    ls[n - 1] = text
+    p.write_text("\n".join(ls), encoding="utf-8")
+
+
+def replace(p: Path, old: str, new: str, count: int = 1) -> None:
+    s = p.read_text(encoding="utf-8")
+    assert old in s, old
+    p.write_text(s.replace(old, new, count), encoding="utf-8")
+
+
+def gold_line(repo: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(lines(repo / "gold.yaml"), 1) if needle in line)
+
+
+def config_line(repo: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(lines(repo / ".rag-corpus-check.yml"), 1) if needle in line)
+
+
+def corpus_record(repo, n):
+    return json.loads(lines(repo / "corpus.jsonl")[n - 1])
+
+
+def _dup_corpus(repo):
+    rec = corpus_record(repo, 1)
+    set_line(repo / "corpus.jsonl", 5, json.dumps(rec))
+    return "corpus.jsonl:5", "duplicate document id", "faq-001"
+
+
+def _corpus_missing_text(repo):
+    rec = corpus_record(repo, 3)
+    del rec["text"]
+    set_line(repo / "corpus.jsonl", 3, json.dumps(rec))
+    return "corpus.jsonl:3", "missing required `text`", rec["id"]
+
+
+def _corpus_bad_status(repo):
+    rec = corpus_record(repo, 4)
+    rec["status"] = "archived"
+    set_line(repo / "corpus.jsonl", 4, json.dumps(rec))
+    return "corpus.jsonl:4", "must be one of active, stale, restricted", rec["id"]
+
+
+def _corpus_id_trailing_newline(repo):
+    rec = corpus_record(repo, 2)
+    rec["id"] = rec["id"] + "\n"
+    set_line(repo / "corpus.jsonl", 2, json.dumps(rec))
+    return "corpus.jsonl:2", "control character", None
+
+
+def _gold_unknown_doc(repo):
+    replace(repo / "gold.yaml", "      faq-004: 1\n", "      doc-9: 1\n")
+    return f"gold.yaml:{gold_line(repo, 'doc-9: 1')}", "unknown document id", "doc-9"
+
+
+def _run_unknown_doc(repo):
+    replace(repo / "run.jsonl", '"relnote-002", "policy-001"', '"relnote-002", "ghost-1"')
+    return "run.jsonl:1", "unknown document id at position 5", "ghost-1"
+
+
+def _run_duplicate_in_ranking(repo):
+    # SPEC: [A, B, A] is an input error "duplicate id A".
+    set_line(repo / "run.jsonl", 2, json.dumps({"query_id": "q02", "ranking": ["faq-002", "faq-009", "faq-002"]}))
+    return "run.jsonl:2", "appears twice", "faq-002"
+
+
+def _gold_duplicate_qid(repo):
+    replace(repo / "gold.yaml", "- query_id: q02", "- query_id: q01")
+    return f"gold.yaml:{gold_line(repo, 'What is the largest file')-1}", "duplicate question id", "q01"
+
+
+def _run_duplicate_qid(repo):
+    replace(repo / "run.jsonl", '{"query_id": "q02"', '{"query_id": "q01"')
+    return "run.jsonl:2", "duplicate question id", "q01"
+
+
+def _grade_above_scale(repo):
+    replace(repo / "gold.yaml", "      policy-002: 2\n", "      policy-002: 3\n")
+    return f"gold.yaml:{gold_line(repo, 'policy-002: 3')}", "outside the declared scale 0–2", "policy-002"
+
+
+def _grade_negative(repo):
+    replace(repo / "gold.yaml", "      policy-002: 2\n", "      policy-002: -1\n")
+    return f"gold.yaml:{gold_line(repo, 'policy-002: -1')}", "must be at least 0", "q01"
+
+
+def _grade_float(repo):
+    replace(repo / "gold.yaml", "      policy-002: 2\n", "      policy-002: 1.0\n")
+    return f"gold.yaml:{gold_line(repo, 'policy-002: 1.0')}", "expected integer, got number", "q01"
+
+
+def _grade_bool(repo):
+    replace(repo / "gold.yaml", "      policy-002: 2\n", "      policy-002: yes\n")
+    return f"gold.yaml:{gold_line(repo, 'policy-002: yes')}", "expected integer, got boolean", "q01"
+
+
+def _k_zero(repo):
+    replace(repo / ".rag-corpus-check.yml", "k: 5", "k: 0")
+    return f".rag-corpus-check.yml:{config_line(repo, 'k: 0')}", "must be at least 1", None
+
+
+def _unknown_measure(repo):
+    replace(repo / ".rag-corpus-check.yml", "  P@5: 0.30", "  MAP@5: 0.30")
+    return ".rag-corpus-check.yml:", "valid names are P@k, R@k, nDCG@k and Judged@k", None
+
+
+def _run_snapshot(repo):
+    replace(repo / "run.jsonl", '"snapshot": "2026-11-30"', '"snapshot": "2026-09-20"')
+    return "run.jsonl:1", "declares snapshot `2026-09-20` but the corpus is snapshot `2026-11-30`", "q01"
+
+
+def _gold_snapshot(repo):
+    replace(repo / "gold.yaml", 'snapshot: "2026-11-30"', 'snapshot: "2026-01-01"')
+    return f"gold.yaml:{gold_line(repo, 'snapshot: ')}", "declares snapshot `2026-01-01` but the corpus is snapshot `2026-11-30`", None
+
+
+def _yaml_duplicate_key(repo):
+    replace(repo / "gold.yaml", "      faq-004: 1\n", "      faq-004: 1\n      faq-004: 2\n")
+    return f"gold.yaml:{gold_line(repo, 'faq-004: 2')}", "duplicate key `faq-004`", None
+
+
+def _yaml_python_tag(repo):
+    replace(repo / "gold.yaml", 'query: "How long are deleted backups kept?"',
+            "query: !!python/object/apply:os.system ['echo pwned']")
+    return f"gold.yaml:{gold_line(repo, 'python/object')}", "YAML tag", None
+
+
+def _yaml_syntax(repo):
+    replace(repo / "gold.yaml", "      faq-004: 1\n", "      faq-004: [1\n")
+    return "gold.yaml:", "invalid YAML", None
+
+
+def _json_nan(repo):
+    set_line(repo / "run.jsonl", 3, '{"query_id": "q03", "ranking": [], "score": NaN}')
+    return "run.jsonl:3", "NaN is not valid JSON", None
+
+
+def _json_dup_key(repo):
+    set_line(repo / "corpus.jsonl", 6, '{"id": "a", "id": "b", "text": "x"}')
+    return "corpus.jsonl:6", "duplicate key `id`", None
+
+
+def _json_deep(repo):
+    set_line(repo / "run.jsonl", 4, "[" * 100000 + "]" * 100000)
+    return "run.jsonl:4", "nested too deeply", None
+
+
+def _json_truncated(repo):
+    p = repo / "run.jsonl"
+    p.write_text(p.read_text().rstrip("\n")[:-5], encoding="utf-8")
+    return "run.jsonl:15", "invalid JSON", None
+
+
+def _invalid_utf8(repo):
+    p = repo / "corpus.jsonl"
+    ls = p.read_bytes().split(b"\n")
+    ls[6] = ls[6].replace(b'"text": "', b'"text": "\xff', 1)
+    assert b"\xff" in ls[6]
+    p.write_bytes(b"\n".join(ls))
+    return "corpus.jsonl:7", "invalid UTF-8", None
+
+
+def _utf16(repo):
+    p = repo / "run.jsonl"
+    p.write_bytes(p.read_text().encode("utf-16"))
+    return "run.jsonl:1", "UTF-16", None
+
+
+def _not_an_object(repo):
+    set_line(repo / "corpus.jsonl", 8, "[1, 2]")
+    return "corpus.jsonl:8", "must be a JSON object", None
+
+
+def _gold_top_array(repo):
+    w(repo / "gold.yaml", "- q01\n- q02\n")
+    return "gold.yaml:1", "mapping with a `queries:` list", None
+
+
+def _path_outside(repo):
+    replace(repo / ".rag-corpus-check.yml", "corpus: corpus.jsonl", "corpus: ../../etc/passwd")
+    return ".rag-corpus-check.yml", "points outside the repository", None
+
+
+def _path_absolute(repo):
+    replace(repo / ".rag-corpus-check.yml", "corpus: corpus.jsonl", "corpus: /etc/passwd")
+    return ".rag-corpus-check.yml", "absolute paths are not allowed", None
+
+
+def _symlink_escape(repo):
+    (repo / "gold.yaml").unlink()
+    os.symlink("/etc/passwd", repo / "gold.yaml")
+    return "gold.yaml", "symlink that leads outside the repository", None
+
+
+def _directory(repo):
+    (repo / "run.jsonl").unlink()
+    (repo / "run.jsonl").mkdir()
+    return "run.jsonl", "directory", None
+
+
+def _missing_file(repo):
+    (repo / "run.jsonl").unlink()
+    return "run.jsonl", "file not found", None
+
+
+def _inactive_label_error(repo):
+    replace(repo / ".rag-corpus-check.yml", "thresholds:", "validation:\n  inactive_labels: error\nthresholds:")
+    replace(repo / "gold.yaml", "      faq-004: 1\n", "      faq-009: 1\n")
+    return f"gold.yaml:{gold_line(repo, 'faq-009: 1')}", "counts a stale document as relevant", "faq-009"
+
+
+def _missing_query_error(repo):
+    replace(repo / ".rag-corpus-check.yml", "thresholds:", "validation:\n  missing_queries: error\nthresholds:")
+    ls = lines(repo / "run.jsonl")
+    (repo / "run.jsonl").write_text("\n".join(ls[1:]), encoding="utf-8")
+    return f"gold.yaml:{gold_line(repo, 'query_id: q01')}", "not in run.jsonl", "q01"
+
+
+def _config_unknown_field(repo):
+    replace(repo / ".rag-corpus-check.yml", "k: 5", "k: 5\ntop_k: 5")
+    return f".rag-corpus-check.yml:{config_line(repo, 'top_k')}", "unknown field `top_k`", None
+
+
+def _min_above_max(repo):
+    replace(repo / ".rag-corpus-check.yml", "  min_grade: 1", "  min_grade: 3")
+    return ".rag-corpus-check.yml:", "min_grade (3) is above relevance.max_grade (2)", None
+
+
+
+case(id="example-corpus-duplicate-id", group="example", title="the example with corpus duplicate id", setup=lambda r, o, f=_dup_corpus: f(r), exit=2, base="example")
+case(id="example-corpus-missing-text", group="example", title="the example with corpus missing text", setup=lambda r, o, f=_corpus_missing_text: f(r), exit=2, base="example")
+case(id="example-corpus-bad-status", group="example", title="the example with corpus bad status", setup=lambda r, o, f=_corpus_bad_status: f(r), exit=2, base="example")
+case(id="example-corpus-id-trailing-newline", group="example", title="the example with corpus id trailing newline", setup=lambda r, o, f=_corpus_id_trailing_newline: f(r), exit=2, base="example")
+case(id="example-gold-unknown-document", group="example", title="the example with gold unknown document", setup=lambda r, o, f=_gold_unknown_doc: f(r), exit=2, base="example")
+case(id="example-run-unknown-document", group="example", title="the example with run unknown document", setup=lambda r, o, f=_run_unknown_doc: f(r), exit=2, base="example")
+case(id="example-run-same-doc-twice", group="example", title="the example with run same doc twice", setup=lambda r, o, f=_run_duplicate_in_ranking: f(r), exit=2, base="example")
+case(id="example-gold-duplicate-question", group="example", title="the example with gold duplicate question", setup=lambda r, o, f=_gold_duplicate_qid: f(r), exit=2, base="example")
+case(id="example-run-duplicate-question", group="example", title="the example with run duplicate question", setup=lambda r, o, f=_run_duplicate_qid: f(r), exit=2, base="example")
+case(id="example-grade-above-scale", group="example", title="the example with grade above scale", setup=lambda r, o, f=_grade_above_scale: f(r), exit=2, base="example")
+case(id="example-grade-negative", group="example", title="the example with grade negative", setup=lambda r, o, f=_grade_negative: f(r), exit=2, base="example")
+case(id="example-grade-float", group="example", title="the example with grade float", setup=lambda r, o, f=_grade_float: f(r), exit=2, base="example")
+case(id="example-grade-yaml-bool", group="example", title="the example with grade yaml bool", setup=lambda r, o, f=_grade_bool: f(r), exit=2, base="example")
+case(id="example-k-zero", group="example", title="the example with k zero", setup=lambda r, o, f=_k_zero: f(r), exit=2, base="example")
+case(id="example-threshold-unknown-measure", group="example", title="the example with threshold unknown measure", setup=lambda r, o, f=_unknown_measure: f(r), exit=2, base="example")
+case(id="example-run-other-snapshot", group="example", title="the example with run other snapshot", setup=lambda r, o, f=_run_snapshot: f(r), exit=2, base="example")
+case(id="example-gold-other-snapshot", group="example", title="the example with gold other snapshot", setup=lambda r, o, f=_gold_snapshot: f(r), exit=2, base="example")
+case(id="example-yaml-duplicate-key", group="example", title="the example with yaml duplicate key", setup=lambda r, o, f=_yaml_duplicate_key: f(r), exit=2, base="example")
+case(id="example-yaml-python-tag", group="example", title="the example with yaml python tag", setup=lambda r, o, f=_yaml_python_tag: f(r), exit=2, base="example")
+case(id="example-yaml-syntax", group="example", title="the example with yaml syntax", setup=lambda r, o, f=_yaml_syntax: f(r), exit=2, base="example")
+case(id="example-json-nan", group="example", title="the example with json nan", setup=lambda r, o, f=_json_nan: f(r), exit=2, base="example")
+case(id="example-json-duplicate-key", group="example", title="the example with json duplicate key", setup=lambda r, o, f=_json_dup_key: f(r), exit=2, base="example")
+case(id="example-json-deep-nesting", group="example", title="the example with json deep nesting", setup=lambda r, o, f=_json_deep: f(r), exit=2, base="example")
+case(id="example-json-truncated-last-line", group="example", title="the example with json truncated last line", setup=lambda r, o, f=_json_truncated: f(r), exit=2, base="example")
+case(id="example-invalid-utf8", group="example", title="the example with invalid utf8", setup=lambda r, o, f=_invalid_utf8: f(r), exit=2, base="example")
+case(id="example-utf16", group="example", title="the example with utf16", setup=lambda r, o, f=_utf16: f(r), exit=2, base="example")
+case(id="example-jsonl-not-an-object", group="example", title="the example with jsonl not an object", setup=lambda r, o, f=_not_an_object: f(r), exit=2, base="example")
+case(id="example-gold-top-level-array", group="example", title="the example with gold top level array", setup=lambda r, o, f=_gold_top_array: f(r), exit=2, base="example")
+case(id="example-path-outside-repo", group="example", title="the example with path outside repo", setup=lambda r, o, f=_path_outside: f(r), exit=2, base="example")
+case(id="example-path-absolute", group="example", title="the example with path absolute", setup=lambda r, o, f=_path_absolute: f(r), exit=2, base="example")
+case(id="example-symlink-escape", group="example", title="the example with symlink escape", setup=lambda r, o, f=_symlink_escape: f(r), exit=2, base="example")
+case(id="example-directory-not-file", group="example", title="the example with directory not file", setup=lambda r, o, f=_directory: f(r), exit=2, base="example")
+case(id="example-missing-file", group="example", title="the example with missing file", setup=lambda r, o, f=_missing_file: f(r), exit=2, base="example")
+case(id="example-inactive-label-as-error", group="example", title="the example with inactive label as error", setup=lambda r, o, f=_inactive_label_error: f(r), exit=2, base="example")
+case(id="example-missing-question-as-error", group="example", title="the example with missing question as error", setup=lambda r, o, f=_missing_query_error: f(r), exit=2, base="example")
+case(id="example-config-unknown-field", group="example", title="the example with config unknown field", setup=lambda r, o, f=_config_unknown_field: f(r), exit=2, base="example")
+case(id="example-config-min-above-max", group="example", title="the example with config min above max", setup=lambda r, o, f=_min_above_max: f(r), exit=2, base="example")
 
 
 def _doc_row(c: Case, res) -> str:
@@ -1400,16 +1680,28 @@ def _md(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
+def _base_repo(c: Case, path: Path) -> Path:
+    from hostile import make_repo
+
+    if c.base == "hostile":
+        return make_repo(path)
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "kb", path)
+    (path / "committed-run.rag-corpus-check.yml").replace(path / CONFIG_NAME)
+    return path
+
+
 def write_doc(path: Path) -> None:
     import tempfile
 
-    from hostile import fresh, make_outside, make_repo, run_action, run_inprocess
+    from hostile import fresh, make_outside, run_action, run_inprocess
 
     rows = {}
     with tempfile.TemporaryDirectory(prefix="rcc-hostile-doc-") as tmp:
         for c in CASES:
             base = fresh(Path(tmp) / c.id)
-            repo, outside = make_repo(base / "repo"), make_outside(base / "outside")
+            repo, outside = _base_repo(c, base / "repo"), make_outside(base / "outside")
             c.setup(repo, outside)
             env = {"PYTHONPATH": str(repo), "PYTHONSTARTUP": str(repo / "sitecustomize.py")}
             res = (

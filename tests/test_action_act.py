@@ -36,6 +36,7 @@ from act_helpers import (
     pull_request_payload,
     run_act,
 )
+from support.github import parse_github_output
 
 pytestmark = [
     pytest.mark.skipif(
@@ -145,25 +146,6 @@ def local_cli_outputs(repo: Path, config: str, tmp_path: Path) -> dict[str, str]
         check=False,
     )
     return parse_github_output(out.read_text(encoding="utf-8"))
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    """$GITHUB_OUTPUT as the runner reads it: name=value or name<<DELIMITER blocks."""
-    result: dict[str, str] = {}
-    lines = iter(text.splitlines())
-    for line in lines:
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delimiter = line.split("<<", 1)
-            value = []
-            for body in lines:
-                if body == delimiter:
-                    break
-                value.append(body)
-            result[name] = "\n".join(value)
-        elif "=" in line:
-            name, value = line.split("=", 1)
-            result[name] = value
-    return result
 
 
 # --- a passing check -------------------------------------------------------------------

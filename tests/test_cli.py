@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from conftest import ROOT, write
 from rag_corpus_check.cli import main
 from rag_corpus_check.report.github import OUTPUT_NAMES
+from support.github import parse_github_output
 
 RESULTS_SCHEMA = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
 
@@ -333,26 +334,6 @@ def test_annotations_are_capped_at_ten_per_type(repo, run_cli, monkeypatch):
     assert "::notice::20 more errors are listed in the job summary" in out
 
 
-def parse_github_output(text: str) -> dict:
-    """Parse $GITHUB_OUTPUT the way the runner does (name=value / heredoc)."""
-    result, lines, i = {}, text.split("\n"), 0
-    while i < len(lines):
-        line = lines[i]
-        if not line:
-            i += 1
-            continue
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delim = line.split("<<", 1)
-            j = lines.index(delim, i + 1)
-            result[name] = "\n".join(lines[i + 1 : j])
-            i = j + 1
-        else:
-            name, value = line.split("=", 1)
-            result[name] = value
-            i += 1
-    return result
-
-
 def test_pr_head_and_merge_commit_in_summary(repo, run_cli, tmp_path, monkeypatch):
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     subprocess.run(
@@ -477,13 +458,13 @@ def test_run_lets_an_interrupt_out_the_usual_way(monkeypatch):
     from rag_corpus_check import cli
 
     def interrupted():
-        cli._LAST_OUTCOME[0] = object()
+        cli.LAST_OUTCOME[0] = object()
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "main", interrupted)
     with pytest.raises(KeyboardInterrupt):
         cli.run()
-    assert cli._LAST_OUTCOME == [None]
+    assert cli.LAST_OUTCOME == [None]
 
 
 def test_launcher_ignores_modules_in_the_workspace(repo, tmp_path):

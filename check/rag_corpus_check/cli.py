@@ -241,7 +241,7 @@ def _check(args, github: bool) -> int:
         ctx = github_context(root)
         stage = "check"
         outcome = run_check(root, logical_path(args.config), ctx, _options(args))
-        _LAST_OUTCOME[0] = outcome  # freed by the OS, see run()
+        LAST_OUTCOME[0] = outcome  # freed by the OS, see run()
         progress.current().close()
         stage = "report"
         return _report(outcome, results_path, summary_path, github, args)
@@ -266,7 +266,7 @@ SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main}
 
 # The last check's outcome: kept so that returning from main() does not free
 # it object by object (a million ranked ids: ~40 ms) when run() exits next.
-_LAST_OUTCOME: list[Outcome | None] = [None]
+LAST_OUTCOME: list[Outcome | None] = [None]
 
 
 def run() -> None:
@@ -279,7 +279,7 @@ def run() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
     except BaseException:
-        _LAST_OUTCOME[0] = None
+        LAST_OUTCOME[0] = None
         raise  # e.g. Ctrl-C or a broken pipe: the usual way out
     os._exit(code)
 

@@ -227,10 +227,16 @@ _IGNORED = frozenset(("$schema", "$id", "title", "description", "$defs", "$comme
 
 
 def quick_valid(schema, instance, root) -> bool:
+    return quick_verdict(schema, instance, root) is True
+
+
+def quick_verdict(schema, instance, root) -> bool | None:
+    """True (valid) or False (invalid), exactly as jsonschema would say; None
+    where the quick check cannot tell."""
     try:
         return _ok(schema, instance, root)
     except (_Unsure, RecursionError):
-        return False
+        return None
 
 
 def _ok(schema, v, root) -> bool:

@@ -1,0 +1,74 @@
+"""config.load_config: defaults, every section read, what the schema cannot
+say, thresholds parsed into Measures."""
+
+import pytest
+
+from conftest import EXAMPLE, write
+from rag_corpus_check import problems as P
+from rag_corpus_check.config import LIMIT_NAMES, load_config
+from rag_corpus_check.measures import Measure
+
+MINIMAL = "version: 1\ncorpus: c.jsonl\ngold: g.yaml\nk: 5\n"
+
+
+def _load(tmp_path, text):
+    write(tmp_path / "cfg.yml", text)
+    problems = P.Problems()
+    cfg, real = load_config(str(tmp_path), str(tmp_path / "cfg.yml"), problems)
+    return cfg, problems
+
+
+def test_defaults(tmp_path):
+    cfg, problems = _load(tmp_path, MINIMAL)
+    assert not problems.items
+    assert (cfg.k, cfg.min_grade, cfg.max_grade, cfg.gain, cfg.short_list) == (5, 1, 2, "linear", "pad")
+    assert cfg.run_source == "bm25" and cfg.bm25.depth == 100 and cfg.bm25.statuses == ("active",)
+    assert cfg.thresholds == [] and cfg.rule_change_reason is None
+    assert [str(m) for m in cfg.measures()] == ["P@5", "R@5", "nDCG@5", "Judged@5"]
+
+
+def test_every_section_is_read(tmp_path):
+    cfg, problems = _load(tmp_path, MINIMAL + (
+        "run: r.jsonl\nrelevance: {min_grade: 2, max_grade: 3}\nmetrics: {gain: exponential, short_list: actual}\n"
+        "formats: {gold: json, run: trec}\nvalidation: {inactive_labels: error}\nreport: {worst: 7}\n"
+        "limits: {max_records: 10, max_query_tokens: 5}\nthresholds: {R@10: 0.5, nDCG@5: {min: 0.6, max_drop: 0.1}}\n"))
+    assert not problems.items, [p.message for p in problems.items]
+    assert (cfg.min_grade, cfg.max_grade, cfg.gain, cfg.short_list) == (2, 3, "exponential", "actual")
+    assert (cfg.gold_format, cfg.run_format, cfg.inactive_labels, cfg.worst) == ("json", "trec", "error", 7)
+    assert cfg.limit("max_records") == 10 and cfg.limit("max_query_tokens") == 5
+    assert {(str(t.measure), t.min, t.max_drop) for t in cfg.thresholds} == {("R@10", 0.5, None),
+                                                                            ("nDCG@5", 0.6, 0.1)}
+    assert Measure("R", 10) in cfg.measures()  # a threshold at another k is computed too
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("relevance: {min_grade: 3}\n", "relevance.min_grade (3) is above relevance.max_grade (2)"),
+    ("retriever: {type: command}\n", "`retriever.type: command` needs `retriever.command"),
+    ("retriever: {command: [x]}\n", None),  # type defaults to command when a command is given
+    ("retriever: {type: bm25, command: [x]}\n", "`retriever.command` is set but `retriever.type` is bm25"),
+    ("retriever: {depth: 3}\n", "retriever.depth (3) is below k (5)"),
+    ("thresholds: {MAP@5: 0.1}\n", "threshold `MAP@5`: unknown measure"),
+])
+def test_what_the_schema_cannot_say(tmp_path, extra, message):
+    cfg, problems = _load(tmp_path, MINIMAL + extra)
+    if message is None:
+        assert cfg is not None and not problems.items
+    else:
+        assert cfg is None and message in problems.items[0].message, [p.message for p in problems.items]
+        assert problems.items[0].line == 5  # the line of the setting
+
+
+def test_depth_below_k_is_fine_with_a_committed_run(tmp_path):
+    """The retriever's depth is not used when a run is committed (k: 1000 on a TREC run exited 2)."""
+    cfg, problems = _load(tmp_path, MINIMAL.replace("k: 5", "k: 1000") + "run: r.trec\n")
+    assert cfg is not None and not problems.items
+
+
+def test_every_limit_has_a_schema_maximum(tmp_path):
+    import json
+
+    schema = json.loads((EXAMPLE.parents[1] / "schemas" / "config.schema.json").read_text())
+    props = schema["properties"]["limits"]["properties"]
+    assert set(props) == set(LIMIT_NAMES) and all("maximum" in props[n] for n in LIMIT_NAMES)
+    cfg, problems = _load(tmp_path, MINIMAL + "limits: {max_vocabulary: 1000000000000}\n")
+    assert cfg is None and problems.items[0].kind == "schema"

@@ -1,0 +1,76 @@
+"""pipeline.run_check stage by stage, in-process on the bundled example:
+what each stage decides, and that a stage that cannot go on stops the check
+before anything is measured."""
+
+import shutil
+
+import pytest
+
+from conftest import EXAMPLE
+from rag_corpus_check.context import Context
+from rag_corpus_check.pipeline import Options, in_shard, run_check
+
+
+@pytest.fixture
+def kb(tmp_path):
+    repo = tmp_path / "kb"
+    shutil.copytree(EXAMPLE, repo)
+    return repo
+
+
+def _run(kb, options=None, context=None, config=".rag-corpus-check.yml"):
+    return run_check(str(kb), str(kb / config), context or Context(), options or Options())
+
+
+def test_the_stages_in_order_on_the_example(kb):
+    out = _run(kb)
+    assert out.verdict == "pass" and out.stage is None
+    assert list(out.inputs) == [".rag-corpus-check.yml", "gold.yaml", "corpus.jsonl"]  # reading order
+    assert out.retrieval is not None and out.retrieval.info["type"] == "bm25"
+    assert out.rules is not None and out.rules.source == "head-no-base"
+    assert [str(t.measure) for t in out.thresholds] == ["P@5", "R@5", "nDCG@5", "Judged@5"]
+
+
+def test_a_committed_run_is_scored_as_committed(kb):
+    out = _run(kb, config="committed-run.rag-corpus-check.yml")
+    assert out.retrieval is None and out.run is not None and out.run.file == "run.jsonl"
+    assert list(out.inputs) == ["committed-run.rag-corpus-check.yml", "gold.yaml", "run.jsonl", "corpus.jsonl"]
+
+
+def test_use_retriever_ignores_a_committed_run(kb):
+    out = _run(kb, Options(use_retriever=True), config="committed-run.rag-corpus-check.yml")
+    assert out.retrieval is not None and out.run.file == "(built-in BM25)"
+
+
+def test_a_refused_event_stops_before_the_config(kb):
+    out = _run(kb, context=Context(event_name="issue_comment"))
+    assert out.verdict == "invalid" and out.config is None and out.inputs == {}
+
+
+def test_a_checkout_git_cannot_read_stops_before_the_config(kb):
+    out = _run(kb, context=Context(git_error="git cannot read the repository at `x`: broken"))
+    assert out.verdict == "invalid" and out.config is None
+    assert out.problems.items[0].kind == "git"
+
+
+def test_an_input_error_stops_before_evaluation(kb):
+    (kb / "gold.yaml").write_text("queries: 7\n")
+    out = _run(kb)
+    assert out.verdict == "invalid" and out.evaluation is None and out.thresholds == []
+    assert out.corpus is not None  # read, but not measured
+
+
+def test_the_caller_caps_the_retriever_timeout(kb):
+    cfg_text = (kb / ".rag-corpus-check.yml").read_text().replace("  type: bm25", "  type: command\n  timeout: 900\n"
+                                                                  "  command: [x]")
+    (kb / ".rag-corpus-check.yml").write_text(cfg_text)
+    out = _run(kb, Options(retriever_timeout=60))
+    assert out.config is not None and out.config.command_timeout == 60
+    assert "--allow-retriever-command" in out.problems.items[0].message  # and it is not run unasked
+
+
+def test_a_shard_holds_its_questions_only(kb):
+    out = _run(kb, Options(shard=(1, 2)), config="committed-run.rag-corpus-check.yml")
+    assert out.verdict == "partial"
+    assert all(in_shard(q.query_id, (1, 2)) for q in out.evaluation.queries)
+    assert all(in_shard(q, (1, 2)) for q in out.run.queries)
