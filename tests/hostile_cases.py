@@ -542,6 +542,121 @@ case(
     where=CONFIG_NAME,
 )
 
+# ---------------------------------------------------------------- compressed files and impostors
+
+
+def _gzip_of(r: Path, name: str, member: bytes, copies: int) -> None:
+    """``name`` (a .gz the config names) holding ``member`` ``copies`` times
+    (a multi-member gzip file: each copy compressed once, written many times)."""
+    import gzip
+
+    data = gzip.compress(member, compresslevel=9)
+    with open(r / name, "wb") as f:
+        for _ in range(copies):
+            f.write(data)
+
+
+def _bomb(member: bytes, copies: int, role: str = "corpus"):
+    def setup(r, o):
+        name = {"corpus": "corpus.jsonl.gz", "run": "run.jsonl.gz", "gold": "gold.yaml.gz"}[role]
+        _gzip_of(r, name, member, copies)
+        set_config(r, **{role: name})
+
+    return setup
+
+
+case(
+    id="gzip-bomb-zeros",
+    group="size",
+    title="`corpus.jsonl.gz`: 2 MB that decompress to 2 GiB of zeros (no line end)",
+    setup=_bomb(b"\0" * 64 * 1024**2, 32),
+    exit=2,
+    expect="line is longer than 16777216 bytes",
+    where="corpus.jsonl.gz:1",
+    action=True,
+    max_read=8 * 1024**2,
+)
+case(
+    id="gzip-bomb-line-ends",
+    group="size",
+    title="`run.jsonl.gz`: 2 MB that decompress to 2 GiB of line ends (blank lines)",
+    setup=_bomb(b"\n" * 64 * 1024**2, 32, "run"),
+    exit=2,
+    expect="more than 5000000 lines",
+    where="run.jsonl.gz:5000001",
+    action=True,
+    max_read=8 * 1024**2,
+)
+case(
+    id="gzip-bomb-yaml",
+    group="size",
+    title="`gold.yaml.gz` decompresses to 2 GiB of spaces",
+    setup=_bomb(b" " * 64 * 1024**2, 32, "gold"),
+    exit=2,
+    expect="over 4194304 bytes decompressed",
+    where="gold.yaml.gz",
+    action=True,
+    max_read=8 * 1024**2,
+)
+
+
+def _truncated_gzip(r, o):
+    import gzip
+
+    data = gzip.compress((r / "corpus.jsonl").read_bytes())
+    (r / "corpus.jsonl").unlink()
+    w(r / "corpus.jsonl.gz", data[: len(data) // 2])
+    set_config(r, corpus="corpus.jsonl.gz")
+
+
+case(
+    id="gzip-truncated",
+    group="size",
+    title="`corpus.jsonl.gz` cut in half",
+    setup=_truncated_gzip,
+    exit=2,
+    expect="cannot decompress: it ends before its end (truncated)",
+    where="corpus.jsonl.gz",
+)
+case(
+    id="gzip-not-gzip",
+    group="size",
+    title="`run.jsonl.gz` is plain text",
+    setup=lambda r, o: ((r / "run.jsonl").rename(r / "run.jsonl.gz"), set_config(r, run="run.jsonl.gz")),
+    exit=2,
+    expect="cannot decompress: it is not valid gzip data",
+    where="run.jsonl.gz",
+)
+
+
+def _misnamed_gzip(r, o):
+    import gzip
+
+    (r / "corpus.jsonl").write_bytes(gzip.compress((r / "corpus.jsonl").read_bytes()))
+
+
+case(
+    id="gzip-without-gz",
+    group="size",
+    title="`corpus.jsonl` is gzip-compressed",
+    setup=_misnamed_gzip,
+    exit=2,
+    expect="this file is gzip-compressed: name it with `.gz`",
+    where="corpus.jsonl:1",
+)
+LFS = ("version https://git-lfs.github.com/spec/v1\n"
+       "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
+for name in ("corpus.jsonl", "gold.yaml", "run.jsonl"):
+    case(
+        id=f"lfs-pointer-{name.split('.')[0]}",
+        group="size",
+        title=f"`{name}` is a Git LFS pointer (checked out without `lfs: true`)",
+        setup=lambda r, o, name=name: w(r / name, LFS),
+        exit=2,
+        expect="this is a Git LFS pointer, not the file",
+        where=f"{name}:1",
+    )
+
 # ---------------------------------------------------------------- YAML
 
 PWN = "touch PWNED"
@@ -1490,7 +1605,7 @@ def _k_zero(repo):
 
 def _unknown_measure(repo):
     replace(repo / ".rag-corpus-check.yml", "  P@5: 0.30", "  MAP@5: 0.30")
-    return ".rag-corpus-check.yml:", "valid names are P@k, R@k, nDCG@k and Judged@k", None
+    return ".rag-corpus-check.yml:", "valid names are P@k, R@k, nDCG@k, Judged@k, RR@k, Success@k, AP@k and Rprec", None
 
 
 def _run_snapshot(repo):

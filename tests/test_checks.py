@@ -108,6 +108,7 @@ def test_every_character_a_rule_forbids_is_unprintable():
 def test_the_rules_come_from_the_schemas():
     """A schema edit moves the check with it (no number restated in code)."""
     assert checks.ID.high == load_schema("common")["$defs"]["id"]["maxLength"]
-    assert checks.TEXT.high == load_schema("corpus")["properties"]["text"]["maxLength"]
+    assert checks.TEXT.high == load_schema("common")["$defs"]["text"]["maxLength"]
+    assert load_schema("corpus")["properties"]["text"] == {"$ref": "common.schema.json#/$defs/text"}
     assert checks.RANKING_MAX == load_schema("run")["properties"]["ranking"]["maxItems"]
     assert checks.STATUS == set(load_schema("corpus")["properties"]["status"]["enum"])

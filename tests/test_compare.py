@@ -2,26 +2,14 @@
 
 import json
 import shutil
-import subprocess
 
 import pytest
 
 from conftest import EXAMPLE
 from rag_corpus_check.cli import main
 from rag_corpus_check.compare import paired_randomization
-
-GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
-
-
-def git(repo, *args) -> str:
-    res = subprocess.run([*GIT, *args], cwd=repo, capture_output=True, text=True, check=True)
-    return res.stdout.strip()
-
-
-def commit(repo, msg) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", msg)
-    return git(repo, "rev-parse", "HEAD")
+from support import repos
+from support.repos import commit, edit
 
 
 @pytest.fixture
@@ -31,8 +19,7 @@ def gitrepo(tmp_path, monkeypatch):
     monkeypatch.chdir(repo)
     for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
         monkeypatch.delenv(var, raising=False)
-    git(repo, "init", "-q", "-b", "main")
-    return repo
+    return repos.init(repo)
 
 
 def run(tmp_path, capsys, *argv, config=".rag-corpus-check.yml"):
@@ -40,12 +27,6 @@ def run(tmp_path, capsys, *argv, config=".rag-corpus-check.yml"):
     code = main(["--config", config, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md"), *argv])
     text = capsys.readouterr().out
     return code, text, json.loads((out / "r.json").read_text()), (out / "s.md").read_text()
-
-
-def edit(path, old, new):
-    s = path.read_text()
-    assert old in s, old
-    path.write_text(s.replace(old, new, 1))
 
 
 def set_status(repo, doc_id, status):

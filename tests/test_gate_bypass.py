@@ -513,3 +513,17 @@ def test_the_callers_timeout_is_not_a_rule_change(kb, tmp_path, capsys):
     commit(kb, "nothing changed")
     code, text, results, _ = check(tmp_path, capsys, "--base", base, "--retriever-timeout", "60")
     assert results["comparison"]["rules"]["loosened"] == [], text
+
+
+def test_a_relevance_map_is_a_convention_the_base_holds(kb, tmp_path, capsys):
+    """`relevance.map` (issue 15) turns grades: a PR mapping grade 0 to 2
+    would make every judged document relevant without touching gold.yaml."""
+    base = commit(kb, "base")
+    _, _, before, _ = check(tmp_path, capsys)
+    cfg = kb / CONFIG
+    edit(cfg, "relevance:\n", 'relevance:\n  map: {"0": 2}\n')
+    commit(kb, "every judged document relevant")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 1, text
+    assert "convention `grade_map` changed: {} → {0: 2}" in " ".join(results["comparison"]["rules"]["loosened"])
+    assert results["metrics"]["P@5"] == before["metrics"]["P@5"]  # the base's map (none) applied

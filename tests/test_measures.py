@@ -102,7 +102,7 @@ def test_parse_measure(name, expected):
 
 @pytest.mark.parametrize("bad", ["ndcg@5", "P@0", "P@", "MAP", "P@5 ", "P@05", "P@-1", "nDCG@5\n"])
 def test_parse_measure_unknown_lists_valid(bad):
-    with pytest.raises(ValueError, match=r"P@k, R@k, nDCG@k and Judged@k"):
+    with pytest.raises(ValueError, match=r"P@k, R@k, nDCG@k, Judged@k, RR@k, Success@k, AP@k and Rprec"):
         parse_measure(bad)
 
 

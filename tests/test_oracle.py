@@ -13,7 +13,7 @@ import pytest
 import pytrec_eval  # test-only oracle; installed by `make test`
 
 from rag_corpus_check.evaluate import evaluate
-from rag_corpus_check.measures import Measure
+from rag_corpus_check.measures import Measure, Options
 
 KS = (1, 3, 5, 10, 20)
 
@@ -79,3 +79,47 @@ def test_generated_data_covers_the_edge_cases():
     assert any(q not in runs for q in gold)
     assert any(any(d not in gold[q] for d in r) for q, r in runs.items())
     assert any(0 in gr.values() for gr in gold.values())
+
+
+NEW_KS = (1, 3, 5, 10, 20, 100)
+
+
+@pytest.mark.parametrize("min_grade", [1, 2])
+def test_rr_success_ap_rprec_match_trec_eval_per_query(min_grade):
+    """RR@k (recip_rank on the run cut at k), Success@k (success_k), AP@k
+    (map_cut_k) and Rprec equal trec_eval's per question, to 1e-9, over short
+    lists, unjudged documents, grade-0 labels and questions missing from the run."""
+    gold, runs = _generate()
+    measures = [Measure(n, k) for k in NEW_KS for n in ("RR", "Success", "AP")] + [Measure("Rprec", 0)]
+    ours = {q.query_id: q for q in evaluate(gold, runs, measures, Options(min_grade=min_grade)).queries}
+    ks = ",".join(map(str, NEW_KS))
+    full = {q: {d: float(-i) for i, d in enumerate(r, 1)} for q, r in runs.items() if r}
+    theirs = pytrec_eval.RelevanceEvaluator(gold, {f"success.{ks}", f"map_cut.{ks}", "Rprec"},
+                                            relevance_level=min_grade).evaluate(full)
+    cut = {k: pytrec_eval.RelevanceEvaluator(gold, {"recip_rank"}, relevance_level=min_grade).evaluate(
+        {q: {d: s for d, s in r.items() if -s <= k} for q, r in full.items()}) for k in NEW_KS}
+    compared = 0
+    for qid, q in ours.items():
+        t = theirs.get(qid)
+        if q.status != "ok":
+            assert q.values[Measure("Rprec", 0)] is None and q.values[Measure("AP", 1)] is None
+            continue
+        for k in NEW_KS:
+            want = {"RR": cut[k][qid]["recip_rank"], "Success": t[f"success_{k}"],
+                    "AP": t[f"map_cut_{k}"]} if t else {"RR": 0.0, "Success": 0.0, "AP": 0.0}
+            for name, value in want.items():
+                assert q.values[Measure(name, k)] == pytest.approx(value, abs=1e-9), (qid, name, k)
+                compared += 1
+        assert q.values[Measure("Rprec", 0)] == pytest.approx(t["Rprec"] if t else 0.0, abs=1e-9), qid
+        compared += 1
+    assert compared > 4000, compared
+
+
+def test_the_new_measures_see_the_edge_cases():
+    """The comparison above is not vacuous: values differ from 0 and 1, and
+    some questions have more relevant documents than the longest cut."""
+    gold, runs = _generate()
+    measures = [Measure("RR", 10), Measure("AP", 10), Measure("Rprec", 0)]
+    values = [q.values for q in evaluate(gold, runs, measures).queries if q.status == "ok"]
+    for m in measures:
+        assert len({v[m] for v in values}) > 5, m

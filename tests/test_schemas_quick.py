@@ -25,7 +25,11 @@ VALID_CONFIG = {
     "retriever": {"type": "bm25", "k1": 1.2, "b": 0.75, "depth": 100, "statuses": ["active"],
                   "stopwords": None, "timeout": 30},
     "rule_change_reason": "because the labels were redone",
+    "measures": ["RR@10", "Rprec"],
 }
+VALID_DATASET = {"version": 1, "dataset": {"format": "beir", "path": "scifact", "split": "test"}, "k": 10,
+                 "formats": {"run": "run-json", "run_order": "ascending"},
+                 "relevance": {"min_grade": 1, "max_grade": 2, "map": {"-1": 0, "3": 2}}}
 
 
 def _results():
@@ -43,6 +47,9 @@ def _gold_doc():
 
 VALID = {
     ("config", ""): VALID_CONFIG,
+    ("config+dataset", ""): VALID_DATASET,  # the config schema, its other shape
+    ("beir", "#/$defs/document"): {"_id": "d1", "title": "T", "text": "t", "metadata": {"url": "x"}, "other": 1},
+    ("beir", "#/$defs/query"): {"_id": "q1", "text": "why", "metadata": {"source": "x"}, "x": 1},
     ("corpus", ""): {"id": "d1", "text": "t", "title": "T", "type": "faq", "status": "stale",
                      "snapshot": "s", "metadata": {"a": [1]}},
     ("run", ""): {"query_id": "q1", "ranking": ["d1", "d2"], "snapshot": "s"},
@@ -91,6 +98,7 @@ def mutated(draw, base):
 
 
 def _verdicts(name, fragment, inst):
+    name = name.partition("+")[0]
     schema = schemas.load_schema(name)
     sub = schema["$defs"][fragment[len("#/$defs/"):]] if fragment else schema
     return schemas.quick_verdict(sub, inst, schema), schemas.validator(name, fragment).is_valid(inst)

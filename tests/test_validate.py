@@ -11,7 +11,7 @@ from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
 from rag_corpus_check.inputs import Corpus, Gold, GoldQuery, Run, RunQuery
 from rag_corpus_check.text import safe_text
-from rag_corpus_check.validate import check_snapshot, corpus_snapshot, cross_check
+from rag_corpus_check.validate import check_snapshot, corpus_snapshot, cross_check, scale_hint
 
 
 def reference(cfg, corpus, gold, run, problems):
@@ -40,8 +40,8 @@ def reference(cfg, corpus, gold, run, problems):
         line, _, doc_id = min(outside)
         seen = sorted({g for _, g, _ in outside})
         problems.add(P.SCHEMA, f"{len(outside)} labels have grades outside the declared scale 0–{cfg.max_grade} "
-                     f"(grades seen: {', '.join(map(str, seen))}; the first is here) — if the collection uses that "
-                     f"scale, set `relevance: {{max_grade: {max(seen)}}}` in {cfg.path_display}",
+                     f"(grades seen: {', '.join(map(str, seen))}; the first is here) — "
+                     f"{scale_hint(seen, cfg.max_grade)} in {cfg.path_display}",
                      file=gold.file, line=line, id=doc_id)
     for rq in run.queries.values():
         check_snapshot(rq.snapshot, label, fp, run.file, rq.line, "the run", problems, rq.query_id)

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from rag_corpus_check import problems as P
-from rag_corpus_check.measures import ORDER, Measure, Options, headline, parse_measure
+from rag_corpus_check.measures import MAX_K, ORDER, Measure, Options, headline, parse_measure
 from rag_corpus_check.retrieve import BM25Params, Bounds
 from rag_corpus_check.safe_io import (
     CONFIG_MAX_BYTES,
@@ -56,7 +56,12 @@ class Config:
     snapshot: str | None = None
     gold_format: str = "auto"
     run_format: str = "auto"
+    corpus_format: str = "jsonl"
+    queries: str | None = None  # a file of question texts (BEIR's queries.jsonl)
+    run_order: str = "descending"  # how a scored run's scores order it
+    grade_map: dict[int, int] = field(default_factory=dict)  # relevance.map: grade as written -> grade used
     thresholds: list[Threshold] = field(default_factory=list)
+    reported: list[Measure] = field(default_factory=list)  # `measures:`, reported without a threshold
     inactive_labels: str = "warning"
     missing_queries: str = "warning"
     extra_queries: str = "warning"
@@ -88,10 +93,10 @@ class Config:
 
     def measures(self) -> list[Measure]:
         """Every measure computed: the headline ones at the config's k, then
-        any other a threshold names."""
+        any other a threshold or `measures:` names (by k, Rprec last)."""
         first = headline(self.k)
-        rest = sorted({t.measure for t in self.thresholds} - set(first), key=lambda m: (m.k, ORDER[m.name]))
-        return first + rest
+        rest = ({t.measure for t in self.thresholds} | set(self.reported)) - set(first)
+        return first + sorted(rest, key=lambda m: (m.k or MAX_K + 1, ORDER[m.name]))
 
     def options(self) -> Options:
         """The conventions the measures are computed under."""
@@ -140,10 +145,11 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
     val, rep, lim = _section(doc, "validation"), _section(doc, "report"), _section(doc, "limits")
     ret = _section(doc, "retriever")
     return Config(
-        path_display=display, base_dir=base_dir, corpus=doc["corpus"], gold=doc["gold"], run=doc.get("run"),
+        path_display=display, base_dir=base_dir, **_files(doc, fmt), run=doc.get("run"),
         k=doc["k"], min_grade=rel.get("min_grade", 1), max_grade=rel.get("max_grade", 2),
+        grade_map={int(k): v for k, v in (rel.get("map") or {}).items()},
         gain=met.get("gain", "linear"), short_list=met.get("short_list", "pad"), snapshot=doc.get("snapshot"),
-        gold_format=fmt.get("gold", "auto"), run_format=fmt.get("run", "auto"),
+        run_format=fmt.get("run", "auto"), run_order=fmt.get("run_order", "descending"),
         inactive_labels=val.get("inactive_labels", "warning"), missing_queries=val.get("missing_queries", "warning"),
         extra_queries=val.get("extra_queries", "warning"), worst=rep.get("worst", 5),
         show_text=rep.get("show_text", False),
@@ -153,6 +159,20 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
         rule_change_reason=doc.get("rule_change_reason"), raw=_plain(doc),
     )
+
+
+def _files(doc: dict, fmt: dict) -> dict:
+    """Where the corpus and the gold set are, and their formats: as named,
+    or the files of a `dataset:` in another tool's layout."""
+    data = doc.get("dataset")
+    if data is None:
+        return {"corpus": doc["corpus"], "gold": doc["gold"], "gold_format": fmt.get("gold", "auto")}
+    path = data["path"]
+    if data["format"] == "llamaindex":
+        return {"corpus": path, "gold": path, "corpus_format": "llamaindex", "gold_format": "llamaindex"}
+    split = data.get("split", "test")
+    return {"corpus": f"{path}/corpus.jsonl", "gold": f"{path}/qrels/{split}.tsv", "queries": f"{path}/queries.jsonl",
+            "corpus_format": "beir", "gold_format": "beir"}
 
 
 def _bm25(ret: dict) -> BM25Params:
@@ -187,20 +207,30 @@ def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
 
 
 def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
-    ok = True
-    for name, spec in (doc.get("thresholds") or {}).items():
-        try:
-            measure = parse_measure(name)
-        except ValueError as exc:
-            problems.add(P.CONFIG, f"threshold `{safe_text(name, 40)}`: {exc}", file=cfg.path_display,
-                         line=line_of(doc, ["thresholds", name]))
-            ok = False
-            continue
-        if isinstance(spec, dict):
-            cfg.thresholds.append(Threshold(measure, float(spec["min"]), spec.get("max_drop")))
-        else:
-            cfg.thresholds.append(Threshold(measure, float(spec)))
-    return ok
+    """The thresholds and the `measures:` list, each name parsed once."""
+    named = {name: _measure(cfg, doc, name, ["thresholds", name], "threshold", problems)
+             for name in doc.get("thresholds", {})}
+    listed = [_measure(cfg, doc, name, ["measures", i], "measure", problems)
+              for i, name in enumerate(doc.get("measures", []))]
+    cfg.thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
+    cfg.reported = list(filter(None, listed))
+    return None not in named.values() and None not in listed
+
+
+def _threshold(measure: Measure, spec) -> Threshold:
+    """A threshold's value as written: a number, or `{min, max_drop}`."""
+    if isinstance(spec, dict):
+        return Threshold(measure, float(spec["min"]), spec.get("max_drop"))
+    return Threshold(measure, float(spec))
+
+
+def _measure(cfg: Config, doc: dict, name: str, path: list, what: str, problems: P.Problems) -> Measure | None:
+    try:
+        return parse_measure(name)
+    except ValueError as exc:
+        problems.add(P.CONFIG, f"{what} `{safe_text(name, 40)}`: {exc}", file=cfg.path_display,
+                     line=line_of(doc, path))
+        return None
 
 
 def _plain(value):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import eq, gt
 
-from rag_corpus_check.measures import DEFAULT, Measure, Options, _check_k, judge
+from rag_corpus_check.measures import DEFAULT, Measure, Options, check_measure, judge
 
 OK = "ok"
 NO_RELEVANT = "no_relevant"
@@ -40,7 +40,7 @@ def evaluate(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]],
     ``no_relevant``: R and nDCG are None for it and the whole question is left
     out of every mean, so all means are over the same questions."""
     for m in measures:
-        _check_k(m.k)
+        check_measure(m)
     depth = max((m.depth for m in measures), default=0)
     empty: list[str] = []
     results = []

@@ -37,12 +37,20 @@ def _result(t: Threshold, value: float | None, drop_failures: dict[Measure, str]
     # over nothing must not pass.
     passed = value is not None and value >= t.min - TOLERANCE
     notes = [] if value is not None else ["no question with a relevant document; nothing to measure"]
-    if t.max_drop is not None and drop_failures is None:
-        notes.append("max_drop not checked: no base was compared")
-    elif t.max_drop is not None and drop_failures is not None and t.measure in drop_failures:
-        passed = False
-        notes.append(drop_failures[t.measure])
+    drop = _drop_note(t, drop_failures)
+    if drop is not None:
+        notes.append(drop)
+        passed = passed and drop_failures is None  # an unchecked max_drop is noted, not failed
     return ThresholdResult(t.measure, t.min, value, passed, t.max_drop, "; ".join(notes) or None)
+
+
+def _drop_note(t: Threshold, drop_failures: dict[Measure, str] | None) -> str | None:
+    """Why the threshold's max_drop failed, or that it was not checked; None otherwise."""
+    if t.max_drop is None:
+        return None
+    if drop_failures is None:
+        return "max_drop not checked: no base was compared"
+    return drop_failures.get(t.measure)
 
 
 def gate_passed(results: list[ThresholdResult]) -> bool:

@@ -46,13 +46,15 @@ class Judged:
 
 
 def judge(ranking: list[str], grades: dict[str, int], depth: int, min_grade: int = 1) -> Judged:
-    """The :class:`Judged` view of ``ranking`` under ``grades``, cut at ``depth``."""
-    top = ranking[:depth]
+    """The :class:`Judged` view of ``ranking`` under ``grades``, cut at
+    ``depth`` or at R (for Rprec), whichever is deeper."""
+    relevant = sum(map(ge, grades.values(), repeat(min_grade)))
+    top = ranking[:max(depth, relevant)]
     return Judged(
         grades=list(map(grades.get, top, repeat(0))),
         judged=list(map(grades.__contains__, top)),
         length=len(ranking),
-        relevant=sum(map(ge, grades.values(), repeat(min_grade))),
+        relevant=relevant,
         ideal=sorted(grades.values(), reverse=True),
     )
 
@@ -112,10 +114,46 @@ def judged_share(q: Judged, k: int, opts: Options) -> float:
     return sum(q.judged[:k]) / k
 
 
+def reciprocal_rank(q: Judged, k: int, opts: Options) -> float:
+    """RR@k = 1 / rank of the first relevant document in the top k, 0 if
+    there is none (its mean is MRR@k; trec_eval's recip_rank on a run cut at k)."""
+    for rank, grade in enumerate(q.grades[:k], 1):
+        if grade >= opts.min_grade:
+            return 1.0 / rank
+    return 0.0
+
+
+def success(q: Judged, k: int, opts: Options) -> float:
+    """Success@k = 1 if any relevant document is in the top k, else 0 (hit
+    rate; trec_eval's success_k)."""
+    return 1.0 if _hits(q, k, opts) else 0.0
+
+
+def average_precision(q: Judged, k: int, opts: Options) -> float | None:
+    """AP@k = Σ over relevant ranks i ≤ k of P@i, divided by R (not by the
+    relevant found: trec_eval's map_cut_k); None when R = 0."""
+    if not q.relevant:
+        return None
+    total, hits = 0.0, 0
+    for rank, grade in enumerate(q.grades[:k], 1):
+        if grade >= opts.min_grade:
+            hits += 1
+            total += hits / rank
+    return total / q.relevant
+
+
+def r_precision(q: Judged, k: int, opts: Options) -> float | None:
+    """Rprec = relevant in the top R / R, R the question's relevant
+    documents (a ranking shorter than R is padded; trec_eval's Rprec); None
+    when R = 0. Takes no k."""
+    return _hits(q, q.relevant, opts) / q.relevant if q.relevant else None
+
+
 @dataclass(frozen=True)
 class Definition:
     compute: Callable[[Judged, int, Options], float | None]
     formula: str
+    cutoff: bool = True  # named with @k; False: a name alone (Rprec)
 
 
 DEFINITIONS: dict[str, Definition] = {
@@ -123,9 +161,17 @@ DEFINITIONS: dict[str, Definition] = {
     "R": Definition(recall, "relevant in the top k / relevant in gold"),
     "nDCG": Definition(ndcg, "DCG@k / ideal DCG@k, gain = grade, discount 1/log2(rank + 1)"),
     "Judged": Definition(judged_share, "judged documents in the top k / k"),
+    "RR": Definition(reciprocal_rank, "1 / rank of the first relevant document in the top k, 0 if none"),
+    "Success": Definition(success, "1 if a relevant document is in the top k, else 0"),
+    "AP": Definition(average_precision, "sum of P@i over the ranks i <= k holding a relevant document / R"),
+    "Rprec": Definition(r_precision, "relevant in the top R / R, R = relevant in gold", cutoff=False),
 }
 ORDER = {name: i for i, name in enumerate(DEFINITIONS)}
-_NAME = re.compile(r"(" + "|".join(DEFINITIONS) + r")@([1-9][0-9]{0,4})")
+HEADLINE = ("P", "R", "nDCG", "Judged")  # reported by every check, at the config's k
+_CUT = [n for n, d in DEFINITIONS.items() if d.cutoff]
+MAX_K = 99999  # the largest k a name may carry (five digits)
+_NAME = re.compile(r"(" + "|".join(_CUT) + r")@([1-9][0-9]{0,4})|(" +
+                   "|".join(n for n in DEFINITIONS if n not in _CUT) + ")")
 
 
 @dataclass(frozen=True, order=True)
@@ -134,14 +180,15 @@ class Measure:
     k: int
 
     def __str__(self) -> str:
-        return f"{self.name}@{self.k}"
+        return f"{self.name}@{self.k}" if DEFINITIONS[self.name].cutoff else self.name
 
     def value(self, q: Judged, opts: Options) -> float | None:
         return DEFINITIONS[self.name].compute(q, self.k, opts)
 
     @property
     def depth(self) -> int:
-        """How much of a ranking the measure reads."""
+        """How much of a ranking the measure reads (Rprec: R, which
+        :func:`judge` always keeps)."""
         return self.k
 
 
@@ -151,19 +198,58 @@ def parse_measure(text: object) -> Measure:
     m = _NAME.fullmatch(text) if isinstance(text, str) else None
     if not m:
         raise ValueError(
-            f"unknown measure; valid names are {_names()} with k a positive integer, e.g. P@5, R@10, nDCG@5"
+            f"unknown measure; valid names are {_names()} with k a positive integer, e.g. P@5, R@10, nDCG@5, RR@10"
+            + _hint(text)
         )
-    return Measure(m.group(1), int(m.group(2)))
+    return Measure(m.group(1), int(m.group(2))) if m.group(1) else Measure(m.group(3), 0)
+
+
+# Names other tools use for these measures (ir_measures' own are the valid ones).
+_ALIASES = {"mrr": "RR", "recip_rank": "RR", "map": "AP", "map_cut": "AP", "hit": "Success", "hits": "Success",
+            "hitrate": "Success", "hit_rate": "Success", "success": "Success", "ndcg": "nDCG", "ndcg_cut": "nDCG",
+            "p": "P", "precision": "P", "r": "R", "recall": "R", "rprec": "Rprec", "r-prec": "Rprec",
+            "judged": "Judged", "rr": "RR", "ap": "AP"}
+
+
+_LOOSE = re.compile(r"\s*([A-Za-z][A-Za-z_.-]*?)[@_.]?([0-9]*)\s*")
+
+
+def _hint(text: object) -> str:
+    """"; did you mean …" for a name another tool uses, a wrong case, or a k on Rprec."""
+    name, k = _alias(text)
+    if name is None:
+        return ""
+    if not DEFINITIONS[name].cutoff:
+        return f"; did you mean {name} (it takes no k)?"
+    return f"; did you mean {name}@{k or 10}?"
+
+
+def _alias(text: object) -> tuple[str | None, int]:
+    """The measure another tool's name stands for, and the k it gives (0: none)."""
+    m = _LOOSE.fullmatch(text) if isinstance(text, str) and len(text) <= 40 else None
+    if m is None:
+        return None, 0
+    return _ALIASES.get(m.group(1).lower()), int(m.group(2) or 0)
 
 
 def _names() -> str:
-    names = [f"{n}@k" for n in DEFINITIONS]
+    names = [f"{n}@k" if d.cutoff else n for n, d in DEFINITIONS.items()]
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def headline(k: int) -> list[Measure]:
     """The measures every check reports, at the config's k."""
-    return [Measure(name, k) for name in DEFINITIONS]
+    return [Measure(name, k) for name in HEADLINE]
+
+
+def check_measure(m: Measure) -> None:
+    """ValueError unless ``m`` is a measure :func:`parse_measure` could return."""
+    if m.name not in DEFINITIONS:
+        raise ValueError(f"unknown measure {m.name!r}")
+    if DEFINITIONS[m.name].cutoff:
+        _check_k(m.k)
+    elif m.k != 0:
+        raise ValueError(f"{m.name} takes no k")
 
 
 def _check_k(k: int) -> None:

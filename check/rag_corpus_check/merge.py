@@ -51,6 +51,7 @@ class _Shards:
         self.inputs: dict | None = None
         self.queries: dict[str, dict] = {}
         self.by_type: tuple[Counter, Counter] = (Counter(), Counter())
+        self.level: str | None = None  # a chunked corpus's evaluation level (the last shard's)
 
     def add(self, shown: str, doc: dict) -> None:
         shard = doc.get("shard")
@@ -94,7 +95,12 @@ class _Shards:
         elif doc["provenance"]["inputs"] != self.inputs:
             self.problems.add(P.CONSISTENCY, "this shard checked different input files (sha-256 differ); all "
                               "shards must check the same commit", file=shown)
-        if doc["conventions"] != conventions_json(self.cfg):
+        self._same_conventions(shown, doc)
+
+    def _same_conventions(self, shown: str, doc: dict) -> None:
+        conventions = dict(doc["conventions"])
+        self.level = conventions.pop("level", None)
+        if conventions != conventions_json(self.cfg):
             self.problems.add(P.CONSISTENCY, "this shard used other conventions than the config", file=shown)
 
     def missing(self) -> list[int]:
@@ -113,6 +119,7 @@ def merge(root: str, config_path: str, paths: list[str], context: Context | None
         return decide(out)
     shards = _added(cfg, docs, problems, config_path)
     out.inputs = dict(shards.inputs or {})
+    out.level = shards.level
     if not problems.has_errors() and shards.queries:
         _measured(out, cfg, shards, config_path)
     return decide(out)

@@ -59,6 +59,8 @@ class Outcome:
     retrieval: Retrieval | None = None
     evaluation: Evaluation | None = None
     irrelevant_by_type: list[dict] = field(default_factory=list)
+    level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
+    formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
     thresholds: list[ThresholdResult] = field(default_factory=list)
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
     base: BaseResult | None = None

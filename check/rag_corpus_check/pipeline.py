@@ -9,6 +9,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+from rag_corpus_check import chunks
 from rag_corpus_check import problems as P
 from rag_corpus_check import rules as R
 from rag_corpus_check.config import Config, load_config
@@ -102,8 +103,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options) -> Inputs:
     if sources is None:
         return Inputs()
     retriever = Retriever(cfg, sources["corpus"].display) if cfg.run is None else None
-    inputs = read_inputs(sources["corpus"], sources["gold"], sources.get("run"), cfg.limits, out.problems,
-                         on_doc=retriever.on_doc() if retriever else None)
+    inputs = _read(cfg, out, sources, retriever)
     try:
         _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options)
     except BaseException:
@@ -112,32 +112,64 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options) -> Inputs:
     return inputs
 
 
+def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retriever | None) -> Inputs:
+    """The inputs read (the corpus when first asked for, unless the retriever indexes it now)."""
+    out.formats = {source.display: source.shown_format for source in sources.values()}
+    return read_inputs(sources["corpus"], sources["gold"], sources.get("run"), cfg.limits, out.problems,
+                       on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"))
+
+
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retriever | None, corpus_real: str,
                     options: Options) -> None:
-    out.inputs.update(inputs.digests)
-    out.corpus, out.gold, out.run = inputs.corpus, inputs.gold, inputs.run
-    if not _readable(out):
-        return  # cross-file checks over partly read files would only add noise
-    if options.shard:
+    """retrieve → evaluate → validate. The measures need no corpus: a
+    committed run is evaluated before the corpus is first asked for (a big
+    one is still being read in a second process then)."""
+    out.gold, out.run = inputs.gold, inputs.run
+    if out.gold is not None and options.shard:
         _keep_shard(out, options.shard)
     if retriever is not None:
+        _retrieve(out, inputs, retriever, corpus_real)
+    evaluated = _evaluate(cfg, out) if _evaluable(out) else None
+    enter(out, "load")
+    out.corpus = inputs.corpus
+    out.inputs.update(inputs.digests)
+    if evaluated is not None and _readable(out, out.corpus):
+        _validate(cfg, out, *_chunked(cfg, out, evaluated))
+
+
+def _evaluable(out: Outcome) -> bool:
+    """A gold set and a run, read without an error: the measures can be taken."""
+    return out.gold is not None and out.run is not None and not out.problems.has_errors()
+
+
+def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: str) -> None:
+    """The run, from the built-in retriever or the team's command."""
+    if _readable(out, inputs.corpus):
         assert out.gold is not None
         enter(out, "retrieve")
         out.run, out.retrieval = retriever.run(corpus_real, out.gold, out.problems)
-    if _readable(out) and out.run is not None:
-        _evaluate_and_validate(cfg, out)
 
 
-def _readable(out: Outcome) -> bool:
-    return out.corpus is not None and out.gold is not None and not out.problems.has_errors()
-
-
-def _evaluate_and_validate(cfg: Config, out: Outcome) -> None:
-    """The measures first (they need no corpus), kept only when the
-    cross-file checks find no error."""
+def _chunked(cfg: Config, out: Outcome, evaluated):
+    """For a chunked corpus whose gold set labels documents: the corpus and
+    the run as documents (:mod:`chunks`), evaluated anew."""
     assert out.corpus is not None and out.gold is not None and out.run is not None
-    enter(out, "evaluate")
-    evaluation, irrelevant = _evaluate(cfg, out)
+    out.level = chunks.level(out.corpus, out.gold)
+    if out.level != chunks.DOCUMENT:
+        return evaluated
+    out.corpus, out.run = chunks.as_documents(out.corpus, out.gold, out.run, out.problems)
+    return _evaluate(cfg, out)
+
+
+def _readable(out: Outcome, corpus) -> bool:
+    """Every file read, none with an error: cross-file checks over partly
+    read files would only add noise."""
+    return corpus is not None and out.gold is not None and not out.problems.has_errors()
+
+
+def _validate(cfg: Config, out: Outcome, evaluation: Evaluation, irrelevant: tuple[list[str], list[bool]]) -> None:
+    """The cross-file checks; the evaluation stands when they find no error."""
+    assert out.corpus is not None and out.gold is not None and out.run is not None
     enter(out, "validate")
     cross_check(cfg, out.corpus, out.gold, out.run, out.problems)
     if not out.problems.has_errors() and _countable(cfg, out, evaluation):
@@ -147,7 +179,9 @@ def _evaluate_and_validate(cfg: Config, out: Outcome) -> None:
 
 def _sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] | None:
     """The input files, resolved inside the root, with their formats."""
-    wanted = [("corpus", cfg.corpus, "jsonl"), ("gold", cfg.gold, gold_format(cfg.gold, cfg.gold_format))]
+    wanted = [("corpus", cfg.corpus, cfg.corpus_format), ("gold", cfg.gold, gold_format(cfg.gold, cfg.gold_format))]
+    if cfg.queries:
+        wanted.append(("queries", cfg.queries, "beir"))
     if cfg.run:
         wanted.append(("run", cfg.run, run_format(cfg.run, cfg.run_format)))
     sources = {key: source for key, rel, fmt in wanted if (source := _source(root, cfg, key, rel, fmt, problems))}
@@ -163,14 +197,14 @@ def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problem
     if fmt is None:
         problems.add(P.CONFIG, _UNKNOWN_FORMAT[key], file=cfg.path_display, id=display)
         return None
-    return Source(real, display, fmt)
+    return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order)
 
 
 _UNKNOWN_FORMAT = {
-    "gold": "cannot tell the gold format from the file extension; use .yaml/.json/.jsonl/.qrels "
-            "or set `formats: {gold: ...}` in the config",
-    "run": "cannot tell the run format from the file extension; use .jsonl/.run/.trec "
-           "or set `formats: {run: ...}` in the config",
+    "gold": "cannot tell the gold format from the file extension; use .yaml/.json/.jsonl/.qrels (or .gz of "
+            "one) or set `formats: {gold: ...}` in the config (yaml, json, jsonl, qrels, qrels-json)",
+    "run": "cannot tell the run format from the file extension; use .jsonl/.run/.trec (or .gz of one) "
+           "or set `formats: {run: ...}` in the config (jsonl, trec, run-json)",
 }
 
 
@@ -184,6 +218,7 @@ def _keep_shard(out: Outcome, shard: tuple[int, int]) -> None:
 def _evaluate(cfg: Config, out: Outcome) -> tuple[Evaluation, tuple[list[str], list[bool]]]:
     """The measures (they need no corpus) and what the by-type table needs."""
     assert out.gold is not None and out.run is not None
+    enter(out, "evaluate")
     grades, rankings = out.gold.grades(), out.run.rankings()
     irrelevant = irrelevant_top(grades, rankings, cfg.k, cfg.min_grade)
     return evaluate(grades, rankings, cfg.measures(), cfg.options()), irrelevant

@@ -19,7 +19,7 @@ from rag_corpus_check.text import safe_text
 if TYPE_CHECKING:
     import jsonschema
 
-SCHEMA_NAMES = ("common", "config", "corpus", "gold", "run", "results")
+SCHEMA_NAMES = ("common", "config", "corpus", "gold", "run", "results", "beir")
 
 
 def _strict_int(checker, instance) -> bool:
@@ -329,4 +329,17 @@ _KEYWORDS = {
     "pattern": lambda arg, v, s, r: not isinstance(v, str) or re.search(arg, v) is not None,
     "not": lambda arg, v, s, r: not _ok(arg, v, r),
     "oneOf": lambda arg, v, s, r: sum(1 for sub in arg if _ok(sub, v, r)) == 1,
+    "anyOf": lambda arg, v, s, r: any(_ok(sub, v, r) for sub in arg),
+    "dependentSchemas": lambda arg, v, s, r: not isinstance(v, dict) or all(
+        _ok(sub, v, r) for k, sub in arg.items() if k in v),
+    "maxProperties": _on(lambda v, a: not isinstance(v, dict) or len(v) <= a),
+    "uniqueItems": lambda arg, v, s, r: not arg or not isinstance(v, list) or _distinct(v),
 }
+
+
+def _distinct(values: list) -> bool:
+    """uniqueItems for lists of strings (the only ones the schemas hold);
+    anything else is jsonschema's to decide (1 == 1.0 == True there)."""
+    if not all(type(x) is str for x in values):
+        raise _Unsure
+    return len(set(values)) == len(values)

@@ -159,10 +159,24 @@ def _scale_problem(cfg, gold, problems) -> None:
     problems.add(
         P.SCHEMA,
         f"{len(outside)} labels have grades outside the declared scale 0–{cfg.max_grade} (grades seen: {shown}; "
-        f"the first is here) — if the collection uses that scale, set `relevance: {{max_grade: {max(seen)}}}` "
-        f"in {cfg.path_display}",
+        f"the first is here) — {scale_hint(seen, cfg.max_grade)} in {cfg.path_display}",
         file=gold.file, line=line or None, id=doc_id,
     )
+
+
+def scale_hint(seen: list[int], max_grade: int) -> str:
+    """What to set: a map of the negative grades (not relevant), a larger max_grade."""
+    negative = [g for g in seen if g < 0][:10]
+    fixes = [_map_hint(negative)] if negative else []
+    if seen[-1] > max_grade:
+        fixes.append(f"`relevance: {{max_grade: {seen[-1]}}}` if the collection uses that scale (or a "
+                     "`relevance.map` if its scale is inverted, best grade lowest)")
+    return "set " + ", and ".join(fixes)
+
+
+def _map_hint(negative: list[int]) -> str:
+    pairs = ", ".join(f'"{g}": 0' for g in negative)
+    return f"`relevance: {{map: {{{pairs}}}}}` if {'they mean' if len(negative) > 1 else 'it means'} judged not relevant"
 
 
 def _ranking_problems(corpus, run, problems, label, unknown: set[str]) -> None:

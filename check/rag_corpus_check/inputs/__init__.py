@@ -12,11 +12,11 @@ Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.inputs import corpus as exact_corpus
-from rag_corpus_check.inputs import fast
+from rag_corpus_check.inputs import fast, foreign
 from rag_corpus_check.inputs import gold as exact_gold
 from rag_corpus_check.inputs import run as exact_run
 from rag_corpus_check.inputs.child import CorpusProcess
@@ -33,8 +33,9 @@ from rag_corpus_check.inputs.records import (
     RunQuery,
 )
 from rag_corpus_check.inputs.run import run_format
-from rag_corpus_check.safe_io import InputError, Limits, Sha256, restart, sha256_file
+from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, restart, sha256_file
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
+from rag_corpus_check.text import safe_text
 
 __all__ = [
     "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "Run", "RunQuery",
@@ -49,21 +50,40 @@ class Source:
     real: str
     display: str
     format: str = "jsonl"
+    grade_map: tuple[tuple[int, int], ...] = ()  # relevance.map, for a gold set
+    order: str = "descending"  # formats.run_order, for a scored run
+
+    @property
+    def shown_format(self) -> str:
+        """The format, as the summary and the results name it."""
+        return self.format + (" (gzip)" if compressed(self.display) else "")
 
 
-@dataclass
 class Inputs:
     """What was read (None where a file could not be), and each file's
-    sha-256 in reading order. Close it (or use it as a context manager) when
-    the corpus is no longer asked anything."""
+    sha-256 in reading order. The corpus is read when it is first asked for
+    (:attr:`corpus`): a big one is read in a second process meanwhile, so
+    what needs only the gold set and the run is best done before. Close it
+    (or use it as a context manager) when the corpus is asked nothing more."""
 
-    corpus: CorpusView | None = None
-    gold: Gold | None = None
-    run: Run | None = None
-    digests: dict[str, str] = field(default_factory=dict)
-    process: CorpusProcess | None = None
+    def __init__(self) -> None:
+        self.gold: Gold | None = None
+        self.run: Run | None = None
+        self.digests: dict[str, str] = {}
+        self.process: CorpusProcess | None = None
+        self._corpus: CorpusView | None = None
+        self._pending: tuple | None = None  # how to get the corpus, until it is asked for
+
+    @property
+    def corpus(self) -> CorpusView | None:
+        if self._pending is not None:
+            source, limits, problems, on_doc = self._pending
+            self._pending = None
+            self._corpus = _corpus(self, source, limits, problems, on_doc)
+        return self._corpus
 
     def close(self) -> None:
+        self._pending = None
         if self.process is not None:
             self.process.close()
             self.process = None
@@ -76,28 +96,53 @@ class Inputs:
 
 
 def read_inputs(corpus: Source, gold: Source, run: Source | None, limits: Limits, problems: P.Problems,
-                on_doc: Callable[[str, dict], None] | None = None) -> Inputs:
-    """Read the three inputs. ``on_doc(doc_id, record)`` sees every valid
-    document (the built-in retriever indexes it; the corpus is then read
-    here, by the exact reader, which streams the records)."""
+                on_doc: Callable[[str, dict], None] | None = None, queries: Source | None = None) -> Inputs:
+    """Read the gold set (with the question texts of ``queries``, a BEIR
+    queries.jsonl) and the run, and the corpus when it is asked for.
+    ``on_doc(doc_id, record)`` sees every valid document (the built-in
+    retriever indexes it; the corpus is then read here and now, by the exact
+    reader, which streams the records)."""
     out = Inputs()
-    out.process = CorpusProcess.start(corpus.real, corpus.display, limits) if on_doc is None else None
+    native = on_doc is None and corpus.format == "jsonl"
+    out.process = CorpusProcess.start(corpus.real, corpus.display, limits) if native else None
     try:
         out.gold = _read(out, gold, problems, read_gold, limits, problems)
+        if queries is not None:
+            texts = _read(out, queries, problems, read_queries, limits, problems)
+            _with_texts(out.gold, texts, queries.display, problems)
         if run is not None:
             out.run = _read(out, run, problems, read_run, limits, problems)
-        out.corpus = _corpus(out, corpus, limits, problems, on_doc)
+        out._pending = (corpus, limits, problems, on_doc)
+        if on_doc is not None:
+            out.corpus  # noqa: B018  (read now: the retriever needs its index)
     except BaseException:
         out.close()
         raise
     return out
 
 
+def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, problems: P.Problems) -> None:
+    """The question texts of a separate file (BEIR's queries.jsonl), on the
+    gold questions; one the file lacks is a warning (the built-in retriever
+    needs it). The file's other questions belong to other splits."""
+    if gold is None or texts is None:
+        return
+    missing = [qid for qid in gold.queries if qid not in texts]
+    for q in gold.queries.values():
+        q.text = texts.get(q.query_id)
+    if missing:
+        problems.add(P.CONSISTENCY, f"{len(missing)} questions of the qrels have no text in {file} (the first: "
+                     f"`{safe_text(missing[0], 60)}`); the built-in retriever cannot search for them",
+                     file=gold.file, severity=P.WARNING)
+
+
 def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, on_doc) -> CorpusView | None:
     forked = out.process is not None
     got = out.process.result() if out.process is not None else None
     if got is None:  # not forked, or the child gave up: read here (the exact reader if it did)
-        out.close()
+        if out.process is not None:
+            out.process.close()
+            out.process = None
         return _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, fast_first=not forked)
     out.digests[source.display] = got[1]
     return got[0]
@@ -136,6 +181,11 @@ def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=Non
                 fast_first: bool = True) -> Corpus:
     """A corpus: the fast reader when nothing is unusual (and no ``on_doc``),
     else the exact one, which reports the problems."""
+    if source.format == "llamaindex":
+        return foreign.read_llamaindex_corpus(source.real, source.display, limits, problems, on_doc, hasher)
+    if source.format == "beir":
+        return exact_corpus.read_corpus(source.real, source.display, limits, problems, on_doc, hasher,
+                                        native=foreign.beir_document)
     if on_doc is None and fast_first:
         got = _fast_or_none(fast.read_corpus, source.real, source.display, limits, hasher=hasher)
         if got is not None:
@@ -144,16 +194,28 @@ def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=Non
 
 
 def read_gold(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Gold:
-    if source.format == "jsonl":
+    grade_map = dict(source.grade_map)
+    if source.format == "qrels-json":
+        return foreign.read_qrels_json(source.real, source.display, limits, problems, grade_map, hasher)
+    if source.format == "llamaindex":
+        return foreign.read_llamaindex_gold(source.real, source.display, limits, problems, hasher)
+    if source.format == "jsonl" and not grade_map:
         got = _fast_or_none(fast.read_gold, source.real, source.display, limits, hasher=hasher)
         if got is not None:
             return got
-    return exact_gold.read_gold(source.real, source.display, source.format, limits, problems, hasher)
+    return exact_gold.read_gold(source.real, source.display, source.format, limits, problems, hasher, grade_map)
+
+
+def read_queries(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> dict[str, str]:
+    """Question texts kept apart from the labels (BEIR's queries.jsonl)."""
+    return foreign.read_beir_queries(source.real, source.display, limits, problems, hasher)
 
 
 def read_run(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Run:
+    if source.format == "run-json":
+        return foreign.read_run_json(source.real, source.display, limits, problems, source.order, hasher)
     if source.format == "jsonl":
         got = _fast_or_none(fast.read_run, source.real, source.display, limits, hasher=hasher)
         if got is not None:
             return got
-    return exact_run.read_run(source.real, source.display, source.format, limits, problems, hasher)
+    return exact_run.read_run(source.real, source.display, source.format, limits, problems, hasher, source.order)

@@ -133,7 +133,13 @@ def _is_dict(v: object) -> bool:
 
 
 _CORPUS_OPTIONAL = (("title", TITLE.ok), ("type", TYPE.ok), ("status", _status), ("snapshot", SNAPSHOT.ok),
-                    ("metadata", _is_dict))
+                    ("metadata", _is_dict), ("doc_id", ID.ok))
+
+
+def beir_document(r: object) -> bool:
+    """A valid line of a BEIR corpus.jsonl (schemas/beir.schema.json; other fields are ignored)."""
+    return (type(r) is dict and "_id" in r and "text" in r and ID.ok(r["_id"]) and TEXT.ok(r["text"])
+            and _optional(r, "title", TITLE.ok) and _optional(r, "metadata", _is_dict))
 
 
 def run_record(r: object) -> bool:
@@ -265,6 +271,8 @@ def corpus_block(values: list) -> tuple[list, list, list, list]:
     statuses, snapshots)`` (None where a document has no type or snapshot);
     ValueError (or KeyError, TypeError, Slow) if any record is invalid."""
     columns = block_columns(values, CORPUS_SHAPE)
+    if "doc_id" in columns:
+        raise ValueError("a chunked corpus: the exact reader keeps each chunk's document")
     n = len(values)
     ids = columns["id"]
     if not (ID.all_ok(ids) and TEXT.all_ok(columns["text"]) and TITLE.all_ok(present(columns.get("title")))):

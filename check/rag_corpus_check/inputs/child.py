@@ -206,6 +206,7 @@ class RemoteCorpus:
         self._count = told["count"]
         self._odd = [tuple(x) for x in told["odd"]]
         self._shared: dict[tuple, Doc] = {}
+        self.parents: dict[str, str] = {}  # the child reads no chunked corpus (its fast reader gives up)
 
     @property
     def count(self) -> int:

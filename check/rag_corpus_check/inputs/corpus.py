@@ -35,7 +35,11 @@ def fingerprint(total: int, count: int) -> str:
     return "sha256:" + hashlib.sha256(count.to_bytes(8, "big") + summed).hexdigest()[:16]
 
 
-def read_corpus(real: str, file: str, limits: Limits, problems: P.Problems, on_doc=None, hasher=None) -> Corpus:
+def read_corpus(real: str, file: str, limits: Limits, problems: P.Problems, on_doc=None, hasher=None,
+                native=None) -> Corpus:
+    """``native(record, file, line, problems)``: for a corpus in another
+    tool's layout, the native record of a line (None, with its problems
+    added, when the line is invalid in that layout)."""
     corpus = Corpus(file=file)
     total, count = 0, 0
     progress = current_progress()
@@ -44,6 +48,8 @@ def read_corpus(real: str, file: str, limits: Limits, problems: P.Problems, on_d
     for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True, hasher=hasher):
         done_bytes += len(raw_line) + 1
         progress.tick(label, line, part=(done_bytes, total_bytes))
+        if native is not None and (rec := native(rec, file, line, problems)) is None:
+            continue
         if not _valid(rec, corpus, file, line, problems):
             continue
         doc_id = rec["id"]
@@ -83,3 +89,5 @@ def _add(corpus: Corpus, doc_id: str, rec: dict, line: int) -> None:
         corpus.inactive.add(doc_id)
     if snap is not None:
         corpus.snapshots[snap] = corpus.snapshots.get(snap, 0) + 1
+    if "doc_id" in rec:
+        corpus.parents[doc_id] = rec["doc_id"]

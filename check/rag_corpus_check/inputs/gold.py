@@ -8,6 +8,7 @@ import re
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.inputs.checks import gold_query
+from rag_corpus_check.inputs.foreign import mapped
 from rag_corpus_check.inputs.records import Gold, GoldQuery
 from rag_corpus_check.inputs.validity import record_id, schema_ok, trec_id_problem
 from rag_corpus_check.safe_io import (
@@ -17,31 +18,46 @@ from rag_corpus_check.safe_io import (
     line_of,
     load_json_document,
     load_yaml,
+    plain_name,
     read_bytes,
 )
 from rag_corpus_check.schemas import describe_error, error_path, errors
 from rag_corpus_check.text import safe_text
 
 EXTENSIONS = {".yml": "yaml", ".yaml": "yaml", ".json": "json", ".jsonl": "jsonl", ".qrels": "qrels"}
+BEIR_HEADER = ["query-id", "corpus-id", "score"]
 
 
 def gold_format(path: str, declared: str) -> str | None:
-    return declared if declared != "auto" else EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    return declared if declared != "auto" else EXTENSIONS.get(os.path.splitext(plain_name(path))[1].lower())
 
 
-def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None) -> Gold:
+def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None,
+              grade_map: dict[int, int] | None = None) -> Gold:
+    """``grade_map`` (`relevance.map`) turns each grade as written into the
+    grade used, before any rule sees it."""
     gold = Gold(file=file, format=fmt)
-    if fmt == "qrels":
-        _read_qrels(real, file, limits, problems, gold, hasher)
+    grade_map = grade_map or {}
+    if fmt in ("qrels", "beir"):
+        _read_qrels(real, file, limits, problems, gold, hasher, grade_map, beir=fmt == "beir")
     elif fmt == "jsonl":
-        _read_jsonl(real, file, limits, problems, gold, hasher)
+        _read_jsonl(real, file, limits, problems, gold, hasher, grade_map)
     else:
-        _read_document(real, file, fmt, limits, problems, gold, hasher)
+        _read_document(real, file, fmt, limits, problems, gold, hasher, grade_map)
     return gold
 
 
-def _read_jsonl(real, file, limits, problems, gold, hasher) -> None:
+def _mapped(rec, grade_map: dict[int, int]):
+    """A question's grades mapped in place (a YAML mapping keeps its lines)."""
+    rel = rec.get("relevant") if grade_map and isinstance(rec, dict) else None
+    if isinstance(rel, dict):
+        rel.update(mapped(rel, grade_map))
+    return rec
+
+
+def _read_jsonl(real, file, limits, problems, gold, hasher, grade_map) -> None:
     for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
+        rec = _mapped(rec, grade_map)
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
         elif schema_ok(problems, ("gold", "#/$defs/query"), rec, file, line, fast=gold_query):
@@ -49,11 +65,12 @@ def _read_jsonl(real, file, limits, problems, gold, hasher) -> None:
             _add_query(gold, rec, line, {}, file, problems)
 
 
-def _read_document(real, file, fmt, limits, problems, gold, hasher) -> None:
+def _read_document(real, file, fmt, limits, problems, gold, hasher, grade_map) -> None:
     doc, query_lines = _parse_document(real, file, fmt, limits, hasher)
     if not isinstance(doc, dict):
         problems.add(P.SCHEMA, "gold must be a mapping with a `queries:` list", file=file, line=1)
         return
+    _map_in_place(doc.get("queries"), grade_map)
     bad = _document_problems(doc, query_lines, file, problems)
     if bad is None:
         return
@@ -61,9 +78,14 @@ def _read_document(real, file, fmt, limits, problems, gold, hasher) -> None:
     gold.snapshot_line = line_of(doc, ["snapshot"]) if "snapshot" in doc else None
     for i, q in enumerate(doc.get("queries", [])):
         if i not in bad:
-            qline = line_of(doc, ["queries", i]) or _safe_index(query_lines, i)
-            label_lines = {d: (line_of(doc, ["queries", i, "relevant", d]) or qline) for d in q["relevant"]}
-            _add_query(gold, q, qline, label_lines, file, problems)
+            _add_document_query(gold, doc, i, q, query_lines, problems)
+
+
+def _add_document_query(gold: Gold, doc, i: int, q: dict, query_lines, problems: P.Problems) -> None:
+    """Question ``i`` of a valid YAML or JSON document, with its lines."""
+    qline = line_of(doc, ["queries", i]) or _safe_index(query_lines, i)
+    label_lines = {d: (line_of(doc, ["queries", i, "relevant", d]) or qline) for d in q["relevant"]}
+    _add_query(gold, q, qline, label_lines, gold.file, problems)
 
 
 def _parse_document(real, file, fmt, limits, hasher):
@@ -72,6 +94,13 @@ def _parse_document(real, file, fmt, limits, hasher):
         return load_yaml(read_bytes(real, file, limits.max_file_bytes, hasher), file, limits), None
     doc, text = load_json_document(real, file, limits, hasher)
     return doc, _json_query_lines(text)
+
+
+def _map_in_place(queries, grade_map: dict[int, int]) -> None:
+    """A document's grades mapped where they are (YAML keeps their lines)."""
+    if grade_map and isinstance(queries, list):
+        for q in queries:
+            _mapped(q, grade_map)
 
 
 def _document_problems(doc: dict, query_lines, file: str, problems: P.Problems) -> set[int] | None:
@@ -147,31 +176,52 @@ def _add_query(gold: Gold, rec: dict, line, label_lines, file: str, problems: P.
 _GRADE = re.compile(r"-?[0-9]{1,6}")
 
 
-def _read_qrels(real, file, limits, problems, gold, hasher=None) -> None:
+def _read_qrels(real, file, limits, problems, gold, hasher, grade_map, beir: bool = False) -> None:
+    """TREC qrels (``qid iter docid grade``), or a BEIR qrels file (a header
+    ``query-id corpus-id score``, then ``qid docid grade``, tab-separated)."""
     for line, text in iter_text_lines(real, file, limits, hasher):
-        parts = text.split()
-        if len(parts) != 4:
-            problems.add(P.PARSE, f"a qrels line needs 4 fields `qid iter docid grade`, found {len(parts)}",
-                         file=file, line=line)
+        fields = _qrels_fields(text.split(), beir, file, line, problems)
+        if fields is None:
             continue
-        qid, _iter, doc_id, grade_s = parts
+        qid, doc_id, grade_s = fields
         if trec_id_problem(problems, qid, "question id", file, line) or trec_id_problem(
                 problems, doc_id, "document id", file, line):
             continue
-        grade = _qrels_grade(grade_s, doc_id, file, line, problems)
+        grade = _qrels_grade(grade_s, doc_id, file, line, problems, grade_map)
         if grade is not None:
             _qrels_label(gold, qid, doc_id, grade, file, line, problems)
 
 
-def _qrels_grade(text: str, doc_id: str, file: str, line: int, problems: P.Problems) -> int | None:
+def _qrels_fields(parts: list[str], beir: bool, file: str, line: int, problems: P.Problems) -> list[str] | None:
+    """(qid, docid, grade) of a line; None for BEIR's header or a bad line."""
+    if beir and line == 1:
+        _beir_header(parts, file, problems)
+        return None
+    form = _QRELS_FORMS[beir]
+    if len(parts) != len(form):
+        problems.add(P.PARSE, f"a qrels line needs {len(form)} fields `{' '.join(form)}`, found {len(parts)}",
+                     file=file, line=line)
+        return None
+    return [parts[0], parts[-2], parts[-1]]
+
+
+_QRELS_FORMS = {False: ["qid", "iter", "docid", "grade"], True: BEIR_HEADER}
+
+
+def _beir_header(parts: list[str], file: str, problems: P.Problems) -> None:
+    if parts != BEIR_HEADER:
+        problems.add(P.PARSE, "a BEIR qrels file starts with the header `query-id corpus-id score` "
+                     "(BEIR skips its first line)", file=file, line=1)
+
+
+def _qrels_grade(text: str, doc_id: str, file: str, line: int, problems: P.Problems,
+                 grade_map: dict[int, int]) -> int | None:
     if not _GRADE.fullmatch(text):
         problems.add(P.PARSE, "the grade must be an integer", file=file, line=line, id=doc_id)
         return None
-    grade = int(text)
-    if grade < 0:
-        problems.add(P.SCHEMA, "negative grades are invalid; use 0 for judged not relevant",
-                     file=file, line=line, id=doc_id)
-        return None
+    # A grade off the scale (negative ones too: TREC Web's spam grades) is
+    # one problem for the whole file in the cross-check, with the setting to add.
+    grade = grade_map.get(int(text), int(text))
     return grade
 
 

@@ -45,6 +45,7 @@ class CorpusView(Protocol):
     file: str
     fingerprint: str | None
     snapshots: dict[str, int]  # declared snapshot label -> documents
+    parents: dict[str, str]  # chunk id -> its doc_id, for the records that have one (a chunked corpus)
 
     @property
     def count(self) -> int: ...
@@ -72,6 +73,7 @@ class Corpus:
     snapshots: dict[str, int] = field(default_factory=dict)
     # (type, status, snapshot) -> the one Doc with those values
     shared: dict[tuple, Doc] = field(default_factory=dict, repr=False, compare=False)
+    parents: dict[str, str] = field(default_factory=dict)  # chunk id -> doc_id (records with one)
 
     @property
     def count(self) -> int:
@@ -94,6 +96,22 @@ class Corpus:
 
     def ids(self) -> set[str]:
         return set(self.docs)
+
+    def documents(self) -> Corpus:
+        """The corpus seen as documents: a chunk belongs to its doc_id (a
+        record without one is a document of its own); a document has the
+        type, status, snapshot and line of its first chunk."""
+        view = Corpus(file=self.file, fingerprint=self.fingerprint, snapshots=self.snapshots, shared=self.shared)
+        assert view.lines is not None
+        parents = self.parents
+        for chunk, doc in self.docs.items():
+            doc_id = parents.get(chunk, chunk)
+            if doc_id not in view.docs:
+                view.docs[doc_id] = doc
+                view.lines[doc_id] = self.line(chunk)
+                if doc.status != "active":
+                    view.inactive.add(doc_id)
+        return view
 
     def facts(self, labelled: Collection[str], ranked: Collection[str]) -> Facts:
         """What the checks need to know of the labelled and the ranked ids

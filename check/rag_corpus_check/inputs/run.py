@@ -12,7 +12,7 @@ from rag_corpus_check.inputs.checks import run_record
 from rag_corpus_check.inputs.records import Run, RunQuery
 from rag_corpus_check.inputs.validity import schema_ok, trec_id_problem
 from rag_corpus_check.progress import current as current_progress
-from rag_corpus_check.safe_io import Limits, iter_jsonl, iter_text_lines
+from rag_corpus_check.safe_io import Limits, iter_jsonl, iter_text_lines, plain_name
 from rag_corpus_check.text import safe_text
 
 EXTENSIONS = {".jsonl": "jsonl", ".run": "trec", ".trec": "trec"}
@@ -20,13 +20,14 @@ _SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re
 
 
 def run_format(path: str, declared: str) -> str | None:
-    return declared if declared != "auto" else EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    return declared if declared != "auto" else EXTENSIONS.get(os.path.splitext(plain_name(path))[1].lower())
 
 
-def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None) -> Run:
+def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None,
+             order: str = "descending") -> Run:
     run = Run(file=file, format=fmt)
     if fmt == "trec":
-        _read_trec(real, file, limits, problems, run, hasher)
+        _read_trec(real, file, limits, problems, run, hasher, order)
     else:
         _read_jsonl(real, file, limits, problems, run, hasher)
     return run
@@ -68,25 +69,47 @@ def _new(run: Run, rec: dict, file: str, line: int, problems: P.Problems) -> boo
     return True
 
 
-def _read_trec(real, file, limits, problems, run, hasher=None) -> None:
+def _read_trec(real, file, limits, problems, run, hasher=None, order: str = "descending") -> None:
     rows: dict[str, list] = {}
+    ranks: dict[str, list] = {}
     first_line: dict[str, int] = {}
     seen: dict[tuple[str, str], int] = {}
     bad: set[str] = set()
-    for line, text in iter_text_lines(real, file, limits, hasher):
-        row = _trec_row(text, file, line, problems)
-        if row is None:
-            continue
-        qid, doc_id, score = row
+    sign = -1.0 if order == "ascending" else 1.0
+    for line, row in _trec_rows(real, file, limits, problems, hasher):
+        qid, doc_id, score, rank = row
         if score is None or _twice(qid, doc_id, seen.get((qid, doc_id)), file, line, problems):
             bad.add(qid)
             continue
         seen[(qid, doc_id)] = line
-        rows.setdefault(qid, []).append((score, doc_id))
+        rows.setdefault(qid, []).append((sign * score, doc_id))
+        ranks.setdefault(qid, []).append(rank)
         first_line.setdefault(qid, line)
+    _upside_down(rows, ranks, order, file, problems)
     for qid, items in rows.items():
         if qid not in bad:
             run.queries[qid] = RunQuery(qid, first_line[qid], trec_order(items))
+
+
+def _upside_down(rows: dict[str, list], ranks: dict[str, list], order: str, file: str, problems: P.Problems) -> None:
+    """A warning when in most questions the rank column rises as the run is
+    ordered (the best-ordered line has the largest rank): a run scored by
+    distance read as similarity, or the other way round."""
+    judged = [_rises(items, ranks[qid]) for qid, items in rows.items() if len(items) > 1 and None not in ranks[qid]]
+    if judged and sum(judged) * 2 > len(judged):
+        problems.add(P.CONSISTENCY, _upside_down_message(sum(judged), len(judged), order), file=file,
+                     severity=P.WARNING)
+
+
+_OTHER_ORDER = {"descending": ("ascending", "lower scores are better (a distance)"),
+                "ascending": ("descending", "higher scores are better (a similarity)")}
+
+
+def _upside_down_message(rising: int, counted: int, order: str) -> str:
+    other, why = _OTHER_ORDER[order]
+    return (f"in {rising} of {counted} questions the rank column rises as the scores order the run ({order}): "
+            f"it looks as if {why} — if so, set `formats: {{run_order: {other}}}` in the config (the rank "
+            "column itself is ignored, as trec_eval ignores it)")
 
 
 def trec_order(items: list[tuple[float, str]]) -> list[str]:
@@ -104,21 +127,41 @@ def _twice(qid: str, doc_id: str, first: int | None, file: str, line: int, probl
     return True
 
 
-def _trec_row(text: str, file: str, line: int, problems: P.Problems) -> tuple[str, str, float | None] | None:
-    """(qid, docid, score) of a TREC run line; score None for a line whose ids
-    are invalid (the question is then left out); None for a line to skip."""
+def _trec_rows(real, file, limits, problems, hasher):
+    """(line, (qid, docid, score, rank)) of each line worth keeping."""
+    for line, text in iter_text_lines(real, file, limits, hasher):
+        row = _trec_row(text, file, line, problems)
+        if row is not None:
+            yield line, row
+
+
+def _rises(items: list, ranks: list) -> bool:
+    """Whether the line the run puts first has a larger rank than the one it puts last."""
+    best = max(range(len(items)), key=items.__getitem__)
+    worst = min(range(len(items)), key=items.__getitem__)
+    return ranks[best] > ranks[worst]
+
+
+def _rank(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
+
+
+def _trec_row(text: str, file: str, line: int, problems: P.Problems) -> tuple | None:
+    """(qid, docid, score, rank) of a TREC run line (rank None when it is no
+    integer); score None for a line whose ids are invalid (the question is
+    then left out); None for a line to skip."""
     parts = text.split()
     if len(parts) != 6:
         problems.add(P.PARSE, f"a TREC run line needs 6 fields `qid Q0 docid rank score tag`, found {len(parts)}",
                      file=file, line=line)
         return None
-    qid, _q0, doc_id, _rank, score_s, _tag = parts
+    qid, _q0, doc_id, rank_s, score_s, _tag = parts
     if trec_id_problem(problems, qid, "question id", file, line) or trec_id_problem(
             problems, doc_id, "document id", file, line):
-        return qid, doc_id, None
+        return qid, doc_id, None, None
     # float() also reads "١٢", "1_0" and " inf": take the ASCII forms only.
     score = float(score_s) if _SCORE.fullmatch(score_s) else math.nan
     if not math.isfinite(score):
         problems.add(P.PARSE, "the score must be a finite number", file=file, line=line, id=doc_id)
         return None
-    return qid, doc_id, score
+    return qid, doc_id, score, _rank(rank_s)

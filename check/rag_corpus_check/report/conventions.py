@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from rag_corpus_check import chunks
 from rag_corpus_check.config import Config
 
 
-def convention_lines(cfg: Config) -> list[str]:
+def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
+    """The conventions in words; ``level``: how a chunked corpus was evaluated (:mod:`chunks`)."""
     gain = "linear (gain = grade)" if cfg.gain == "linear" else "exponential (gain = 2^grade − 1)"
     short = (
         "a ranking shorter than K is padded with non-relevant positions (P@K divides by K)"
@@ -19,7 +21,21 @@ def convention_lines(cfg: Config) -> list[str]:
         f"short lists: {short}",
         "documents the gold set does not judge count as grade 0 (Judged@K shows how much of the top-K was judged)",
         "questions with no relevant document are excluded from every mean and listed",
-    ]
+    ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line]
+
+
+# Conventions of the measures a config may add, stated when they are computed.
+_EXTRA = {
+    "RR": "RR@k: 1/rank of the first relevant document in the top k, 0 if none; its mean is MRR@k",
+    "Success": "Success@k: 1 if a relevant document is in the top k, else 0; its mean is the hit rate",
+    "AP": "AP@k: the sum of P@i over the ranks i ≤ k holding a relevant document, divided by all relevant "
+          "documents of the question (trec_eval's map_cut_k); its mean is MAP@k",
+    "Rprec": "Rprec: relevant documents in the top R / R, R = the question's relevant documents (short lists padded)",
+}
+
+
+def _extra_lines(names: set[str]) -> list[str]:
+    return [line for name, line in _EXTRA.items() if name in names and line]
 
 
 def conventions_json(cfg: Config) -> dict:
@@ -32,4 +48,6 @@ def conventions_json(cfg: Config) -> dict:
         "discount": "1/log2(rank+1)",
         "unjudged": "grade 0",
         "means_over": "questions with at least one relevant document",
+        "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
+        "run_order": cfg.run_order,
     }

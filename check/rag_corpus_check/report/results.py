@@ -20,7 +20,7 @@ def results_dict(out: Outcome) -> dict:
         "advisory": out.advisory,
         "rules_source": out.rules_source,
         "shard": _shard(out),
-        "conventions": conventions_json(cfg) if cfg else None,
+        "conventions": {**conventions_json(cfg), "level": out.level} if cfg else None,
         "metrics": {str(m): v for m, v in ev.means.items()} if ev else {},
         "counts": _counts(out),
         "thresholds": [_threshold(t) for t in out.thresholds],
@@ -70,6 +70,7 @@ def _provenance(out: Outcome) -> dict:
         "commit": out.context.commit or out.context.github_sha,
         "event_head_sha": out.context.event_head_sha,
         "inputs": dict(out.inputs),
+        "formats": dict(out.formats),
         "corpus_fingerprint": out.corpus.fingerprint if out.corpus else None,
         "config": out.config.raw if out.config else None,
     }

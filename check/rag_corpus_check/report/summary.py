@@ -39,7 +39,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     _means(s, out)
     if out.config:
         s.heading("Conventions", 3)
-        s.bullets(convention_lines(out.config))
+        s.bullets(convention_lines(out.config, out.level))
     _provenance(s, out, results_path)
     return s
 
@@ -174,5 +174,6 @@ def _provenance(s: Summary, out: Outcome, results_path: str | None) -> None:
         items.append(f"[workflow run]({out.context.run_url})")
     prov = Summary().bullets(items)
     if out.inputs:
-        prov.table(["input", "sha-256"], [[cell(k, 200), f"`{v}`"] for k, v in out.inputs.items()])
+        prov.table(["input", "read as", "sha-256"],
+                   [[cell(k, 200), cell(out.formats.get(k, "config")), f"`{v}`"] for k, v in out.inputs.items()])
     s.details("Provenance", prov)

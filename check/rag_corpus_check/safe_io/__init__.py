@@ -1,8 +1,9 @@
 """The only place input files are opened and parsed (see THREATS.md):
-:mod:`paths` (path rules, size caps), :mod:`jsontext` (strict JSON, JSONL and
+:mod:`paths` (path rules, size caps), :mod:`content` (gzip, LFS pointers), :mod:`jsontext` (strict JSON, JSONL and
 TREC lines), :mod:`yamltext` (safe YAML with lines), :mod:`digest` (input
 digests) and :mod:`scanner` (the fast JSONL scanner)."""
 
+from rag_corpus_check.safe_io.content import compressed, open_input, plain_name, read_bytes
 from rag_corpus_check.safe_io.digest import Sha256, restart, sha256_file
 from rag_corpus_check.safe_io.jsontext import (
     decode_utf8,
@@ -18,7 +19,6 @@ from rag_corpus_check.safe_io.paths import (
     Limits,
     file_size,
     open_regular,
-    read_bytes,
     resolve_input,
 )
 from rag_corpus_check.safe_io.yamltext import LineDict, LineList, line_of, load_yaml
@@ -26,5 +26,5 @@ from rag_corpus_check.safe_io.yamltext import LineDict, LineList, line_of, load_
 __all__ = [
     "CONFIG_MAX_BYTES", "MAX_DOCUMENT_BYTES", "InputError", "LineDict", "LineList", "Limits", "Sha256",
     "decode_utf8", "file_size", "iter_jsonl", "iter_text_lines", "line_of", "load_json_document",
-    "load_yaml", "loads_strict", "open_regular", "read_bytes", "resolve_input", "restart", "sha256_file",
+    "load_yaml", "loads_strict", "compressed", "open_input", "plain_name", "open_regular", "read_bytes", "resolve_input", "restart", "sha256_file",
 ]

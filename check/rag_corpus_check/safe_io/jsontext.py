@@ -13,7 +13,8 @@ import math
 import re
 from collections.abc import Iterator
 
-from rag_corpus_check.safe_io.paths import InputError, Limits, _refused, open_regular, read_bytes
+from rag_corpus_check.safe_io.content import Gunzip, open_input, read_bytes
+from rag_corpus_check.safe_io.paths import InputError, Limits, _refused
 from rag_corpus_check.text import safe_text
 
 # ---------------------------------------------------------------- text decoding
@@ -124,16 +125,20 @@ def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tup
     """``(line_number, bytes)`` of each line, split on ``\\n`` only, without
     its line ending (``\\n`` or ``\\r\\n``) and without a UTF-8 BOM on line 1.
     Enforces the file, line and record limits; blank lines (spaces, tabs, CR)
-    are skipped and do not count as records. ``hasher`` is fed every byte
-    read; it holds the file's digest once the lines are exhausted."""
-    with open_regular(real, display, limits.max_file_bytes) as f:
+    are skipped and do not count as records (in a ``.gz`` file they do: a
+    bomb of line ends must end at the limit too). ``hasher`` holds the file's
+    digest once the lines are exhausted."""
+    f, feed = open_input(real, display, limits.max_file_bytes, hasher)
+    with f:
         lineno = total = records = 0
         while raw := f.readline(limits.max_line_bytes + 1):
-            if hasher is not None:
-                hasher.update(raw)
+            if feed is not None:
+                feed.update(raw)
             lineno += 1
             total += len(raw)
             _within(f, limits, total, raw, display, lineno)
+            if lineno > limits.max_records and isinstance(f, Gunzip):
+                raise _refused(f, _over("max_records", f"more than {limits.max_records} lines", display, lineno))
             raw = _content(raw, display, lineno)
             if not raw.strip(b" \t\r"):
                 continue
@@ -191,7 +196,10 @@ def iter_text_lines(
             yield lineno, text
 
 
-def load_json_document(real: str, display: str, limits: Limits, hasher=None):
-    raw = _check_bom(read_bytes(real, display, limits.max_yaml_bytes, hasher), display)
+def load_json_document(real: str, display: str, limits: Limits, hasher=None, ceiling: int | None = None):
+    """A whole JSON document and its text: at most ``max_yaml_bytes``, or
+    ``max_file_bytes`` up to ``ceiling`` for formats that can only be one document."""
+    cap = limits.max_yaml_bytes if ceiling is None else limits.max_file_bytes
+    raw = _check_bom(read_bytes(real, display, cap, hasher, ceiling or cap), display)
     text = decode_utf8(raw, display, None)
     return loads_strict(text, display, None), text

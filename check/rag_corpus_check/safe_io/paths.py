@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import sys
 from dataclasses import dataclass
 
 from rag_corpus_check.text import safe_text
@@ -173,32 +172,6 @@ def _refused(f, exc: InputError) -> InputError:
         _REFUSED.clear()
     _REFUSED[_identity(f)] = None
     return exc
-
-
-def read_bytes(real: str, display: str, max_bytes: int, hasher=None) -> bytes:
-    """Read a whole document (YAML or JSON, parsed in memory) of at most
-    ``max_bytes`` and never more than :data:`MAX_DOCUMENT_BYTES`: a 2 GB file
-    must be refused before it is read, not after. ``hasher`` (a hashlib
-    object) is fed the bytes read, so provenance needs no second read."""
-    cap = min(max_bytes, MAX_DOCUMENT_BYTES)
-    with open_regular(real, display, sys.maxsize) as f:  # the cap below has the better message
-        size = os.fstat(f.fileno()).st_size
-        data = f.read(cap + 1) if size <= cap else b""  # count what is read: /proc reports 0
-        if size <= cap and len(data) <= cap:
-            if hasher is not None:
-                hasher.update(data)
-            return data
-        if cap == MAX_DOCUMENT_BYTES:
-            raise _refused(f, InputError(
-                "limit",
-                f"file is {max(size, len(data))} bytes, over the limit of {cap} bytes for a YAML or "
-                "JSON document (it is parsed whole, in memory); put a gold set this large in "
-                "JSONL, one question per line, or TREC qrels",
-                file=display,
-            ))
-        raise _refused(
-            f, InputError("limit", f"file is {max(size, len(data))} bytes, over the limit of {cap} bytes", file=display)
-        )
 
 
 def file_size(real: str) -> int | None:

@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from itertools import repeat
 from operator import itemgetter
 
+from rag_corpus_check.safe_io.content import open_input
 from rag_corpus_check.safe_io.jsontext import (
     _SURROGATE_ESCAPE,
     _lone_surrogate,
     _parse_float,
     _reject_constant,
 )
-from rag_corpus_check.safe_io.paths import Limits, open_regular
+from rag_corpus_check.safe_io.paths import Limits
 
 
 class Slow(Exception):
@@ -70,9 +71,7 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
     a CR that is not part of CRLF, invalid UTF-8 or JSON, a lone surrogate,
     a limit within reach — so a file read here reads the same there."""
     lineno = 1
-    for data in _whole_lines(real, display, limits):
-        if hasher is not None:
-            hasher.update(data)
+    for data in _whole_lines(real, display, limits, hasher):
         if lineno == 1 and data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             raise Slow
         values, raw_lines = _parse_block(data)
@@ -83,13 +82,16 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
         lineno += n
 
 
-def _whole_lines(real: str, display: str, limits: Limits) -> Iterator[bytes]:
+def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[bytes]:
     """The file in blocks of about BLOCK bytes, each ending at a line end
-    (the last one at the end of the file)."""
-    with open_regular(real, display, limits.max_file_bytes) as f:
+    (the last one at the end of the file); ``hasher`` fed what is read."""
+    f, feed = open_input(real, display, limits.max_file_bytes, hasher)
+    with f:
         total = 0
         rest = b""
         while chunk := f.read(BLOCK):
+            if feed is not None:
+                feed.update(chunk)
             total += len(chunk)
             if total > limits.max_file_bytes:
                 raise Slow

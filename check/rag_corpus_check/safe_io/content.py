@@ -1,0 +1,136 @@
+"""What an input file holds, opened: its bytes, or a gzip file's decompressed
+bytes (``.gz``), and two things that are not the file a user meant — a Git
+LFS pointer and a compressed file without ``.gz`` — refused with the fix.
+
+Every reader opens its file through :func:`open_input`. A digest is always
+of the bytes on disk (what ``sha256sum`` and git see), also for ``.gz``:
+:func:`open_input` then feeds the hasher itself and hands the caller none.
+The limits (``max_file_bytes``, ``max_line_bytes``, ``max_records``) apply to
+the decompressed bytes the readers count, so a gzip bomb ends in a ``limit``
+error after at most a limit's worth of output.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+import zlib
+
+from rag_corpus_check.safe_io.paths import MAX_DOCUMENT_BYTES, InputError, _refused, open_regular
+
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def compressed(display: str) -> bool:
+    """Whether a file is read as gzip: its name ends in ``.gz``."""
+    return display.lower().endswith(".gz")
+
+
+def plain_name(display: str) -> str:
+    """The name without ``.gz``: its extension tells the format."""
+    return display[:-3] if compressed(display) else display
+
+
+def open_input(real: str, display: str, max_bytes: int, hasher=None):
+    """``(stream, hasher)``: a binary stream of the file's content and the
+    hasher the caller must feed with what it reads (None when the stream
+    feeds it: a gzip file's digest is of its compressed bytes)."""
+    f = open_regular(real, display, max_bytes)
+    try:
+        head = os.pread(f.fileno(), len(LFS_POINTER), 0)
+        _refuse_impostor(head, display)
+    except BaseException:
+        f.close()
+        raise
+    if not compressed(display):
+        return f, hasher
+    return Gunzip(f, display, hasher), None
+
+
+def _refuse_impostor(head: bytes, display: str) -> None:
+    if head.startswith(LFS_POINTER):
+        raise InputError(
+            "parse", "this is a Git LFS pointer, not the file: the checkout did not fetch LFS content — "
+            "set `lfs: true` on actions/checkout (locally: `git lfs pull`)", file=display, line=1)
+    if head.startswith(GZIP_MAGIC) and not compressed(display):
+        raise InputError("parse", "this file is gzip-compressed: name it with `.gz` at the end to have it "
+                         "read decompressed", file=display, line=1)
+
+
+def read_bytes(real: str, display: str, max_bytes: int, hasher=None, ceiling: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """Read a whole document (YAML or JSON, parsed in memory) of at most
+    ``max_bytes`` and never more than ``ceiling`` (for ``.gz``:
+    decompressed): a 2 GB file must be refused before it is read, not after.
+    ``hasher`` is fed the bytes on disk, so provenance needs no second read."""
+    cap = min(max_bytes, ceiling)
+    f, feed = open_input(real, display, sys.maxsize, hasher)  # the cap below has the better message
+    with f:
+        size = os.fstat(f.fileno()).st_size if feed is not None else 0  # gzip: what it holds is unknown
+        data = f.read(cap + 1) if size <= cap else b""  # count what is read: /proc reports 0
+        if len(data) > cap or size > cap:
+            raise _refused(f, _too_big(display, max(size, len(data)), cap, feed is None, cap == ceiling))
+        if feed is not None:
+            feed.update(data)
+        return data
+
+
+def _too_big(display: str, size: int, cap: int, decompressed: bool, document_cap: bool) -> InputError:
+    what = f"over {cap} bytes decompressed" if decompressed else f"{size} bytes"
+    why = f"file is {what}, over the limit of {cap} bytes"
+    if document_cap and cap == MAX_DOCUMENT_BYTES:
+        why += (" for a YAML or JSON document (it is parsed whole, in memory); put a gold set this large "
+                "in JSONL, one question per line, or TREC qrels")
+    return InputError("limit", why, file=display)
+
+
+class _Tee:
+    """The compressed file, read by gzip, each block fed to the hasher."""
+
+    def __init__(self, f, hasher):
+        self.f, self.hasher = f, hasher
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        if self.hasher is not None:
+            self.hasher.update(data)
+        return data
+
+
+class Gunzip:
+    """A gzip file's content as a binary stream; a damaged or truncated file
+    is an :class:`InputError`, never a traceback."""
+
+    def __init__(self, f, display: str, hasher=None):
+        self.raw, self.display = f, display
+        self.gz = gzip.GzipFile(fileobj=_Tee(f, hasher), mode="rb")  # type: ignore[call-overload]
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            return self.gz.read(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise self._damaged(exc) from None
+
+    def readline(self, n: int = -1) -> bytes:
+        try:
+            return self.gz.readline(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise self._damaged(exc) from None
+
+    def _damaged(self, exc: Exception) -> InputError:
+        why = "it ends before its end (truncated)" if isinstance(exc, EOFError) else "it is not valid gzip data"
+        return InputError("parse", f"cannot decompress: {why}", file=self.display)
+
+    def close(self) -> None:
+        self.gz.close()
+        self.raw.close()
+
+    def __enter__(self) -> Gunzip:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
