@@ -45,6 +45,7 @@ def test_example_passes(repo, run_cli):
         "discount": "1/log2(rank+1)",
         "unjudged": "grade 0",
         "means_over": "questions with at least one relevant document",
+        "relevance_map": {}, "run_order": "descending", "level": None,
     }
     assert "PASSED" in out and "q15" in out
     for text in (

@@ -304,3 +304,72 @@ def test_odd_ids_found_by_the_child_read_the_same(repo, both):
     _same(serial, parallel)
     odd = [p for p in serial[3]["problems"] if p["message"].startswith("document id")]
     assert [(p["line"], "looks like" in p["message"]) for p in odd] == [(31, True), (32, False)]
+
+
+def _count_writes(monkeypatch):
+    """How many question frames this process writes to a child."""
+    writes = []
+    real = child._write
+
+    def counted(fd, value):
+        if isinstance(value, tuple) and os.getpid() == parent:  # a question (the child writes answers)
+            import threading
+            writes.append(value[0] if threading.current_thread() is threading.main_thread() else "ahead")
+        return real(fd, value)
+
+    parent = os.getpid()
+
+    monkeypatch.setattr(child, "_write", counted)
+    return writes
+
+
+def test_a_question_asked_ahead_is_answered_once_and_equally(tmp_path, monkeypatch):
+    """post(): a question larger than a pipe, written while the child still
+    reads; the later ask with equal arguments reads that answer (one frame
+    sent), and it is the answer a fresh question gets."""
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(f'{{"id": "d{i}", "text": "t", "status": "stale"}}\n' for i in range(300)))
+    labelled, ranked = {f"id-{i}" for i in range(200_000)} | {"d1"}, {"d2", "y"}
+    writes = _count_writes(monkeypatch)
+    process = _process(path)
+    try:
+        process.post("facts", labelled, ranked)
+        corpus, _ = process.result()
+        ahead = corpus.facts(set(labelled), set(ranked))  # equal, not the same objects
+        assert writes == ["ahead"]  # written by post()'s thread, not asked again
+        assert ahead == corpus.facts(labelled, ranked) and len(ahead.suspects) == 200_001
+        assert writes == ["ahead", "facts"]
+    finally:
+        process.close()
+
+
+def test_a_question_asked_ahead_but_not_asked_is_dropped(tmp_path, monkeypatch):
+    """A shard asks about fewer ids than were posted: the posted answer is
+    read and dropped, the question asked anew, the answer its own."""
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(f'{{"id": "d{i}", "text": "t"}}\n' for i in range(300)))
+    process = _process(path)
+    try:
+        process.post("facts", {"d1", "x"}, {"y"})
+        corpus, _ = process.result()
+        facts = corpus.facts({"z"}, {"d2"})
+        assert facts.suspects == {"z": None} and facts.unknown == set()
+        assert corpus.ids() == {f"d{i}" for i in range(300)}
+    finally:
+        process.close()
+
+
+def test_closing_with_a_question_still_being_written_ends_everything(tmp_path):
+    """The parent fails while its posted question fills the pipe: close()
+    ends the child, the writer thread ends, nothing is left."""
+    import threading
+
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "d1", "text": "t"}\n')
+    process = _process(path)
+    pid = process.pid
+    process.post("facts", {f"id-{i}" for i in range(500_000)}, set())
+    process.close()
+    assert threading.active_count() == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)

@@ -1,4 +1,4 @@
-"""pipeline.run_check stage by stage, in-process on the bundled example:
+"""check.run_check stage by stage, in-process on the bundled example:
 what each stage decides, and that a stage that cannot go on stops the check
 before anything is measured."""
 
@@ -7,8 +7,9 @@ import shutil
 import pytest
 
 from conftest import EXAMPLE
+from rag_corpus_check.check import run_check
 from rag_corpus_check.context import Context
-from rag_corpus_check.pipeline import Options, in_shard, run_check
+from rag_corpus_check.pipeline import Options, in_shard
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ VALID_DATASET = {"version": 1, "dataset": {"format": "beir", "path": "scifact", 
 
 
 def _results():
-    from rag_corpus_check.pipeline import run_check
+    from rag_corpus_check.check import run_check
     from rag_corpus_check.report.results import results_dict
 
     out = run_check(str(ROOT / "examples" / "kb"), str(ROOT / "examples" / "kb" / ".rag-corpus-check.yml"))

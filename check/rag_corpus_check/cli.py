@@ -11,10 +11,11 @@ import tempfile
 
 from rag_corpus_check import __version__, progress
 from rag_corpus_check import problems as P
+from rag_corpus_check.check import run_check
 from rag_corpus_check.config import DEFAULT_CONFIG
 from rag_corpus_check.context import github_context, logical_path
 from rag_corpus_check.outcome import ERROR, EXIT_CODES, INVALID, Outcome
-from rag_corpus_check.pipeline import Options, last_stage, run_check
+from rag_corpus_check.pipeline import Options, last_stage
 from rag_corpus_check.text import safe_text
 
 EPILOG = """exit codes:

@@ -1,6 +1,6 @@
-"""The check, stage by stage: config → inputs → retrieve → evaluate →
-validate → gate. With a base revision the same stages run on both trees
-(:mod:`base_check`); the verdict is decided in one place
+"""The check's stages: config → inputs → retrieve → evaluate → validate →
+gate, for one tree. :func:`check.run_check` runs them, on both trees with a
+base revision (:mod:`base_check`); the verdict is decided in one place
 (:func:`outcome.decide`)."""
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ from dataclasses import dataclass
 
 from rag_corpus_check import chunks
 from rag_corpus_check import problems as P
-from rag_corpus_check import rules as R
 from rag_corpus_check.config import Config, load_config
-from rag_corpus_check.context import TRUSTED_EVENTS, Context, command_refusal, event_refusal
+from rag_corpus_check.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.evaluate import Evaluation, evaluate, irrelevant_by_type, irrelevant_top
 from rag_corpus_check.gate import apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, gold_format, read_inputs, run_format
 from rag_corpus_check.measures import Measure
-from rag_corpus_check.outcome import Outcome, decide
+from rag_corpus_check.outcome import Outcome
 from rag_corpus_check.retrieval import Retriever
 from rag_corpus_check.safe_io import InputError, resolve_input
 from rag_corpus_check.validate import cross_check
@@ -37,25 +36,6 @@ class Options:
     allow_untrusted_event: bool = False
     retriever_timeout: float = 600.0  # the ceiling of `retriever.timeout`
     advisory: bool = False  # a failed gate exits 0 (the verdict stays fail)
-
-
-def run_check(root: str, config_path: str, context: Context | None = None,
-              options: Options = Options()) -> Outcome:
-    """The whole check under ``options``: the tree at ``root`` alone, or with
-    ``options.base`` compared and its rules enforced."""
-    out = Outcome(P.Problems(), context or Context(), advisory=options.advisory)
-    _LAST_STAGE[0] = None
-    cfg = configure(root, config_path, out, options)
-    if cfg is None:
-        return decide(out)
-    if options.base is not None:
-        from rag_corpus_check.base_check import check_with_base
-
-        return check_with_base(root, config_path, cfg, out, options)
-    out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
-    with measure(root, cfg, out, options):
-        gate(cfg, out)
-    return decide(out, shard=options.shard is not None)
 
 
 def configure(root: str, config_path: str, out: Outcome, options: Options) -> Config | None:
@@ -260,7 +240,7 @@ def in_shard(query_id: str, shard: tuple[int, int]) -> bool:
 _LAST_STAGE: list[str | None] = [None]
 
 
-def enter(out: Outcome, stage: str) -> None:
+def enter(out: Outcome, stage: str | None) -> None:
     """Record the stage on the outcome and for the CLI's internal-error
     message (an exception leaves the outcome behind)."""
     out.stage = stage

@@ -65,8 +65,7 @@ def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems:
     # question by question, and only run where this found something: labelled
     # ids that are unknown or inactive, grades outside the scale, ranked ids
     # that are unknown, snapshots that differ.
-    labelled = set(chain.from_iterable(map(_RELEVANT, gold.queries.values())))
-    facts = corpus.facts(labelled, run.ranked_ids())
+    facts = corpus.facts(gold.labelled(), run.ranked_ids())
     grades_ok = _on_scale(gold, cfg.max_grade)
     if facts.suspects or not grades_ok or not _snapshots_ok(map(_SNAPSHOT, gold.queries.values()), label, fp):
         _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok)

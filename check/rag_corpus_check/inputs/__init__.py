@@ -112,6 +112,8 @@ def read_inputs(corpus: Source, gold: Source, run: Source | None, limits: Limits
             _with_texts(out.gold, texts, queries.display, problems)
         if run is not None:
             out.run = _read(out, run, problems, read_run, limits, problems)
+        if out.process is not None and out.gold is not None and out.run is not None:
+            out.process.post("facts", out.gold.labelled(), out.run.ranked_ids())  # the cross-check's question
         out._pending = (corpus, limits, problems, on_doc)
         if on_doc is not None:
             out.corpus  # noqa: B018  (read now: the retriever needs its index)

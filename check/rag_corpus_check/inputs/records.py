@@ -156,7 +156,8 @@ class _Unknown:
     type = None
 
 
-_UNKNOWN = _Unknown()  # an id missing from the corpus: counted without a type
+_UNKNOWN = _Unknown()
+_RELEVANT = attrgetter("relevant")  # an id missing from the corpus: counted without a type
 _TYPE = attrgetter("type")
 
 
@@ -181,6 +182,10 @@ class Gold:
     def grades(self) -> dict[str, dict[str, int]]:
         """question -> its judged grades."""
         return {qid: q.relevant for qid, q in self.queries.items()}
+
+    def labelled(self) -> set[str]:
+        """Every document id some question labels (in C: one pass over the labels)."""
+        return set(chain.from_iterable(map(_RELEVANT, self.queries.values())))
 
 
 @dataclass(slots=True)
