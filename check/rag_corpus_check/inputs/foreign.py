@@ -202,9 +202,12 @@ def read_llamaindex_gold(real: str, file: str, limits: Limits, problems: P.Probl
         rec = {"query_id": qid, "query": text, "relevant": dict.fromkeys(docs, 1)}
         if schema_ok(problems, ("gold", "#/$defs/query"), rec, file, line, fast=gold_query):
             gold.queries[qid] = GoldQuery(qid, line, rec["relevant"], {}, text)
-    for qid in relevant.keys() - doc["queries"].keys():
-        problems.add(P.CONSISTENCY, "`relevant_docs` names a question that is not in `queries`", file=file,
-                     line=lines.section("relevant_docs").find(qid), id=qid)
+    found = lines.section("relevant_docs")
+    for qid in relevant:
+        line = found.find(qid)
+        if qid not in doc["queries"]:
+            problems.add(P.CONSISTENCY, "`relevant_docs` names a question that is not in `queries`", file=file,
+                         line=line, id=qid)
     return gold
 
 
