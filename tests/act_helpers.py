@@ -26,6 +26,7 @@ import dataclasses
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -254,6 +255,7 @@ def run_act(
     # The outer CI's own runner files must not leak into the inner run.
     for key in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH"):
         env.pop(key, None)
+    env["PATH"] = f"{_bash_shim(tmp_path)}{os.pathsep}{env.get('PATH', '')}"
     try:
         done = subprocess.run(
             command,
@@ -276,6 +278,34 @@ def run_act(
         except json.JSONDecodeError:
             events.append({"msg": line, "unparsed": True})
     return ActRun(command, done.returncode, events, done.stdout, done.stderr)
+
+
+# act 0.2.89 on the host runs a step's shell on a pty and copies the pty's
+# output in a goroutine; when the step exits non-zero, it returns at once
+# (pkg/container/host_environment.go: `err = cmd.Run(); if err != nil { return
+# err }`) and closes the pty, so the last lines a *failing* step printed (its
+# `::error` annotation, say) are lost when that goroutine has not run yet. Seen
+# once in CI under load: "Check the inputs" failed and its `::error` line never
+# reached the log. A succeeding step is waited for (act writes EOT and waits).
+# The shim runs the real bash and, only when it failed, gives act's copy a
+# moment before the step ends; what the step printed is unchanged.
+_BASH_SHIM = """#!/bin/sh
+{bash} "$@"
+status=$?
+if [ "$status" -ne 0 ]; then sleep 1; fi
+exit "$status"
+"""
+
+
+def _bash_shim(tmp_path: Path) -> Path:
+    real = shutil.which("bash")
+    assert real, "bash is needed to run the action under act"
+    folder = tmp_path / "bash-shim"
+    folder.mkdir(exist_ok=True)
+    shim = folder / "bash"
+    shim.write_text(_BASH_SHIM.format(bash=shlex.quote(real)), encoding="utf-8")
+    shim.chmod(0o755)
+    return folder
 
 
 def copy_repository(dest: Path) -> Path:
