@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rag_corpus_check.config import Threshold
 from rag_corpus_check.evaluate import OK, Evaluation, QueryResult, evaluate
 from rag_corpus_check.measures import Measure, Options
+from rag_corpus_check.text import natural_key
 
 MIN_QUESTIONS = 10  # fewer paired questions than this: no conclusion is drawn
 PERMUTATIONS = 10_000
@@ -133,7 +134,7 @@ def compare(base: Side, head: Side, k: int, options: Options, base_rev: str, bas
     hq = {q.query_id: q for q in head.evaluation.queries}
     common = _paired(bq, hq)
     out = Comparison(base_rev, base_sha, paired=len(common))
-    out.added, out.removed = sorted(set(hq) - set(bq)), sorted(set(bq) - set(hq))
+    out.added, out.removed = sorted(set(hq) - set(bq), key=natural_key), sorted(set(bq) - set(hq), key=natural_key)
     out.deltas = [_delta(m, base, head, [bq[q] for q in common], [hq[q] for q in common])
                   for m in head.evaluation.means]
     key = Measure("nDCG", k)
@@ -155,11 +156,11 @@ def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], op
 
 def _paired(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
     """The questions measured in both revisions (status ok in both)."""
-    return sorted(q for q in hq if q in bq and hq[q].status == OK and bq[q].status == OK)
+    return sorted((q for q in hq if q in bq and hq[q].status == OK and bq[q].status == OK), key=natural_key)
 
 
-def _most_dropped(e: QuestionChange) -> tuple[float, str]:
-    return e.delta, e.query_id
+def _most_dropped(e: QuestionChange) -> tuple:
+    return e.delta, natural_key(e.query_id)
 
 
 def _system_changed(base: Side, head: Side) -> bool:
@@ -209,7 +210,7 @@ def _move(doc_id: str, grade: int, bp: int | None, hp: int | None, k: int) -> di
 def label_changes(base: Side, head: Side) -> list[dict]:
     """Per question: the labels added, removed and re-graded, and whether its
     text changed (with a retriever the text decides what is retrieved)."""
-    changes = (_label_change(qid, base, head) for qid in sorted(set(base.gold) | set(head.gold)))
+    changes = (_label_change(qid, base, head) for qid in sorted(set(base.gold) | set(head.gold), key=natural_key))
     return [c for c in changes if c is not None]
 
 
@@ -253,7 +254,7 @@ def unjudged_new_documents(base: Side, head: Side, k: int) -> list[dict]:
     top k without a judgement (the labels are going stale)."""
     new_docs = head.ids - base.ids
     out = []
-    for qid, ranking in sorted(head.run.items()) if new_docs else ():
+    for qid, ranking in sorted(head.run.items(), key=lambda item: natural_key(item[0])) if new_docs else ():
         judged = head.gold.get(qid, {})
         fresh = [d for d in ranking[:k] if d in new_docs and d not in judged]
         if fresh:

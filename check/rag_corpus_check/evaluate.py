@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import eq, gt
+from operator import attrgetter, eq, gt
 
 from rag_corpus_check.measures import DEFAULT, Measure, Options, check_measure, judge
+from rag_corpus_check.text import natural_key
 
 OK = "ok"
 NO_RELEVANT = "no_relevant"
@@ -44,7 +45,7 @@ def evaluate(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]],
     depth = max((m.depth for m in measures), default=0)
     empty: list[str] = []
     results = []
-    for qid in sorted(gold):
+    for qid in sorted(gold, key=natural_key):
         grades = gold[qid]
         q = judge(rankings.get(qid, empty), grades, depth, options.min_grade)
         values = {m: m.value(q, options) for m in measures}
@@ -61,11 +62,14 @@ def summarize(results: list[QueryResult], measures: list[Measure]) -> Evaluation
 
 def means(counted: list[QueryResult], measures: list[Measure]) -> dict[Measure, float | None]:
     """The mean of each measure over ``counted`` (questions with a relevant
-    document: every value defined), summed in their order; None over none."""
+    document: every value defined); None over none. Summed in the order of the
+    ids as text, the order trec_eval sums in (its queries sorted with strcmp),
+    whatever order the questions are listed in, so the last digit agrees."""
     out: dict[Measure, float | None] = {}
+    ordered = sorted(counted, key=attrgetter("query_id"))
     for m in measures:
         total = 0.0
-        for r in counted:
+        for r in ordered:
             total += r.values[m]  # type: ignore[operator]  # defined for an ok question
         out[m] = total / len(counted) if counted else None
     return out

@@ -18,7 +18,7 @@ from rag_corpus_check.report.conventions import conventions_json
 from rag_corpus_check.rules import NO_BASE, head_rules
 from rag_corpus_check.safe_io import InputError, loads_strict
 from rag_corpus_check.schemas import validator
-from rag_corpus_check.text import safe_text
+from rag_corpus_check.text import natural_key, safe_text
 
 MAX_RESULTS_BYTES = 2 * 1024**3
 
@@ -136,7 +136,7 @@ def _added(cfg: Config, docs: list, problems: P.Problems, config_path: str) -> _
 
 
 def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> None:
-    results = [_result(shards.queries[qid]) for qid in sorted(shards.queries)]  # the order evaluate() sums in
+    results = [_result(shards.queries[qid]) for qid in sorted(shards.queries, key=natural_key)]  # the order evaluate() lists them in
     evaluation = summarize(results, list(results[0].values))
     if evaluation.counted == 0:
         out.problems.add(P.CONSISTENCY, "no gold question has a relevant document; there is nothing to measure — "

@@ -99,5 +99,19 @@ def _verdict(out: Outcome) -> str:
     return FAIL if failed or (out.rules is not None and out.rules.violated) else PASS
 
 
+def gate_reasons(out: Outcome) -> list[str]:
+    """Why the gate failed, one line each: the rules this PR loosened
+    without a reason, then the thresholds not met (what a reader needs
+    first, in the console, the annotations and the summary)."""
+    loosened = out.rules.loosened if out.rules is not None and out.rules.violated else []
+    return ([f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
+            + [_below(t) for t in out.thresholds if not t.passed])
+
+
+def _below(t: ThresholdResult) -> str:
+    value = "undefined" if t.value is None else f"{t.value:.4f}"
+    return f"`{t.measure}` is {value}, the threshold is {t.limit:g}" + (f" ({t.note})" if t.note else "")
+
+
 def environment() -> dict:
     return {"tool_version": __version__, "python": platform.python_version()}

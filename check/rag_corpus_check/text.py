@@ -133,3 +133,13 @@ def odd_ids(ids: Iterable[str], known: Collection[str]) -> list[tuple[str, str]]
         if other != ident:
             found.append((ident, f"looks like `{escaped(other)}` (`{escaped(ident)}`)"))
     return found
+
+
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key for ids as people read them: runs of digits by their value
+    (q2 before q10, 1 before 10 before 100), the rest as text; ties by the text."""
+    parts = _DIGITS.split(text)
+    return tuple((int(p), p) if i % 2 else (-1, p) for i, p in enumerate(parts)) + ((-1, text),)

@@ -9,7 +9,7 @@ from operator import attrgetter
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
 from rag_corpus_check.inputs import CorpusView, Gold, Run
-from rag_corpus_check.text import odd_ids, safe_text
+from rag_corpus_check.text import natural_key, odd_ids, safe_text
 
 
 def _mixed_snapshots(corpus: CorpusView, problems: P.Problems) -> None:
@@ -83,7 +83,7 @@ def _odd_id_problems(corpus: CorpusView, gold: Gold, run: Run, problems: P.Probl
         problems.add(P.CONSISTENCY, f"document id {why}{hint}", file=corpus.file, line=line, id=doc_id,
                      severity=P.WARNING)
     questions = gold.queries.keys() | run.queries.keys()
-    for qid, why in odd_ids(sorted(questions), questions):
+    for qid, why in odd_ids(sorted(questions, key=natural_key), questions):
         where = gold if qid in gold.queries else run
         problems.add(P.CONSISTENCY, f"question id {why}{hint}", file=where.file,
                      line=where.queries[qid].line, id=qid, severity=P.WARNING)

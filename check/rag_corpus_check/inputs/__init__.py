@@ -106,14 +106,7 @@ def read_inputs(corpus: Source, gold: Source, run: Source | None, limits: Limits
     native = on_doc is None and corpus.format == "jsonl"
     out.process = CorpusProcess.start(corpus.real, corpus.display, limits) if native else None
     try:
-        out.gold = _read(out, gold, problems, read_gold, limits, problems)
-        if queries is not None:
-            texts = _read(out, queries, problems, read_queries, limits, problems)
-            _with_texts(out.gold, texts, queries.display, problems)
-        if run is not None:
-            out.run = _read(out, run, problems, read_run, limits, problems)
-        if out.process is not None and out.gold is not None and out.run is not None:
-            out.process.post("facts", out.gold.labelled(), out.run.ranked_ids())  # the cross-check's question
+        _read_labels(out, gold, queries, run, limits, problems)
         out._pending = (corpus, limits, problems, on_doc)
         if on_doc is not None:
             out.corpus  # noqa: B018  (read now: the retriever needs its index)
@@ -121,6 +114,20 @@ def read_inputs(corpus: Source, gold: Source, run: Source | None, limits: Limits
         out.close()
         raise
     return out
+
+
+def _read_labels(out: Inputs, gold: Source, queries: Source | None, run: Source | None, limits: Limits,
+                 problems: P.Problems) -> None:
+    """The gold set (with its question texts) and the run; then the
+    cross-check's question to the corpus child, asked ahead."""
+    out.gold = _read(out, gold, problems, read_gold, limits, problems)
+    if queries is not None:
+        texts = _read(out, queries, problems, read_queries, limits, problems)
+        _with_texts(out.gold, texts, queries.display, problems)
+    if run is not None:
+        out.run = _read(out, run, problems, read_run, limits, problems)
+    if out.process is not None and out.gold is not None and out.run is not None:
+        out.process.post("facts", out.gold.labelled(), out.run.ranked_ids())
 
 
 def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, problems: P.Problems) -> None:

@@ -6,7 +6,8 @@ Every line starts with text of our own, so untrusted ids never begin a line
 from __future__ import annotations
 
 from rag_corpus_check.measures import headline
-from rag_corpus_check.outcome import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome
+from rag_corpus_check.outcome import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, gate_reasons
+from rag_corpus_check.report.changes import dropped, moved_documents, signed
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.retrieval import run_source_line
@@ -19,22 +20,34 @@ WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT",
 
 
 def render_console(out: Outcome, results_path: str | None, summary_path: str | None) -> str:
-    lines = _head(out)
-    lines += _thresholds(out)
-    lines += _means(out)
-    lines += _problem_lines(out)
-    if out.verdict == INVALID:
-        lines.append("  no metrics were computed: fix the input problems above")
-    if out.verdict == ERROR:
-        lines.append(f"  internal error during {out.stage or 'the check'}; this is a bug, not your input")
-    if out.config:
-        lines.append("  conventions:")
-        lines += [f"    - {c}" for c in convention_lines(out.config)]
-    if results_path:
-        lines.append(f"  results: {safe_text(results_path, 500)}")
-    if summary_path:
-        lines.append(f"  summary: {safe_text(summary_path, 500)}")
+    lines = _head(out) + _why_failed(out) + _comparison(out) + _thresholds(out) + _means(out) + _problem_lines(out)
+    lines += _verdict_note(out) + _conventions(out)
+    lines += _path_line("results", results_path) + _path_line("summary", summary_path)
     return "\n".join(lines) + "\n"
+
+
+def _verdict_note(out: Outcome) -> list[str]:
+    if out.verdict == INVALID:
+        return ["  no metrics were computed: fix the input problems above"]
+    if out.verdict == ERROR:
+        return [f"  internal error during {out.stage or 'the check'}; this is a bug, not your input"]
+    return []
+
+
+def _conventions(out: Outcome) -> list[str]:
+    if not out.config:
+        return []
+    return ["  conventions:"] + [f"    - {c}" for c in convention_lines(out.config, out.level)]
+
+
+def _path_line(what: str, path: str | None) -> list[str]:
+    return [f"  {what}: {safe_text(path, 500)}"] if path else []
+
+
+def _why_failed(out: Outcome) -> list[str]:
+    if out.verdict != FAIL:
+        return []
+    return ["  the gate failed because:"] + [f"    - {safe_text(r, 500)}" for r in gate_reasons(out)]
 
 
 def _head(out: Outcome) -> list[str]:
@@ -48,6 +61,23 @@ def _head(out: Outcome) -> list[str]:
     if source:
         lines.append("  " + source)
     return lines
+
+
+def _comparison(out: Outcome) -> list[str]:
+    """With --base: the means base → head and the questions that dropped
+    most (what the summary's "What changed in this PR" opens with)."""
+    cmp_ = out.base.comparison if out.base else None
+    if cmp_ is None:
+        return [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
+    lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
+    lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})" for d in cmp_.deltas]
+    return lines + _drop_lines(dropped(cmp_))
+
+
+def _drop_lines(drops: list) -> list[str]:
+    head = [f"  questions that dropped most ({len(drops)}):"] if drops else []
+    return head + [f"    - {safe_text(q.query_id, 40):<16} {q.measure} {fmt(q.base)} -> {fmt(q.head)}  "
+                   f"{safe_text(moved_documents(q, esc=str, limit=2), 300)}" for q in drops[:5]]
 
 
 def _thresholds(out: Outcome) -> list[str]:

@@ -12,7 +12,7 @@ import os
 import secrets
 
 from rag_corpus_check.measures import Measure
-from rag_corpus_check.outcome import Outcome
+from rag_corpus_check.outcome import FAIL, Outcome, gate_reasons
 from rag_corpus_check.text import safe_text
 
 MAX_PER_TYPE = 10  # GitHub shows at most 10 annotations of a type per step
@@ -44,7 +44,7 @@ def repository_path(out: Outcome, file: str | None) -> str | None:
 
 def annotation_lines(out: Outcome) -> list[str]:
     """At most MAX_PER_TYPE errors and warnings, and a notice with the count of the rest."""
-    lines = []
+    lines = _gate_annotations(out)
     totals = {"error": out.problems.error_count(), "warning": out.problems.warning_count()}
     for severity, total in totals.items():
         probs = [p for p in out.problems.items if p.severity == severity]
@@ -53,6 +53,14 @@ def annotation_lines(out: Outcome) -> list[str]:
             lines.append(command("notice", f"{total - MAX_PER_TYPE} more {severity}s are listed in the job summary "
                                  "and the results file"))
     return lines
+
+
+def _gate_annotations(out: Outcome) -> list[str]:
+    """Why a failed gate failed, at the config (where the rules are)."""
+    if out.verdict != FAIL or out.config is None:
+        return []
+    where = repository_path(out, out.config.path_display)
+    return [command("error", r, file=where, title="rag-corpus-check: quality gate failed") for r in gate_reasons(out)]
 
 
 def _annotation(out: Outcome, p) -> str:

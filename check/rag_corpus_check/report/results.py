@@ -9,6 +9,7 @@ import tempfile
 from rag_corpus_check.outcome import Outcome, environment
 from rag_corpus_check.report.changes import comparison_json
 from rag_corpus_check.report.conventions import conventions_json
+from rag_corpus_check.text import natural_key
 
 
 def results_dict(out: Outcome) -> dict:
@@ -123,6 +124,6 @@ def write_run(path: str, out: Outcome) -> None:
     snap = out.corpus.fingerprint
     lines = [
         json.dumps({"query_id": qid, "ranking": out.run.queries[qid].ranking, "snapshot": snap}, ensure_ascii=False)
-        for qid in sorted(out.run.queries)
+        for qid in sorted(out.run.queries, key=natural_key)
     ]
     write_atomic(path, "\n".join(lines) + ("\n" if lines else ""))

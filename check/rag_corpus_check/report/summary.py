@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from rag_corpus_check.evaluate import OK
 from rag_corpus_check.measures import Measure, headline
-from rag_corpus_check.outcome import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, environment
+from rag_corpus_check.outcome import (
+    ERROR,
+    FAIL,
+    INVALID,
+    PARTIAL,
+    PASS,
+    Outcome,
+    environment,
+    gate_reasons,
+)
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
 from rag_corpus_check.report.rules import rules_line
+from rag_corpus_check.text import natural_key
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {
@@ -33,9 +43,9 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     s = Summary()
     _head(s, out)
     _thresholds(s, out)
+    add_change_sections(s, out)  # on a pull request, what a reviewer reads first
     _problems(s, out)
     add_retrieval_sections(s, out)
-    add_change_sections(s, out)
     _means(s, out)
     if out.config:
         s.heading("Conventions", 3)
@@ -96,6 +106,9 @@ def _thresholds(s: Summary, out: Outcome) -> None:
         rows.append([f"`{t.measure}`", fmt(t.value), f"≥ {t.limit:g}", ("✅" if t.passed else "❌") + note])
     s.heading("Metrics vs thresholds", 3)
     s.table(["measure", "value", "threshold", "result"], rows)
+    if out.verdict == FAIL:
+        s.para("**The gate failed because:**")
+        s.bullets([cell(r, 500) for r in gate_reasons(out)])
 
 
 def _problems(s: Summary, out: Outcome) -> None:
@@ -119,7 +132,7 @@ def worst(out: Outcome) -> tuple[Measure, list]:
     """The measure questions are ranked by, and the worst ok questions."""
     assert out.config is not None and out.evaluation is not None
     key = Measure("nDCG", out.config.k)
-    ok = sorted((q for q in out.evaluation.queries if q.status == OK), key=lambda q: (q.values.get(key), q.query_id))
+    ok = sorted((q for q in out.evaluation.queries if q.status == OK), key=lambda q: (q.values.get(key), natural_key(q.query_id)))
     return key, ok[: out.config.worst]
 
 
