@@ -246,7 +246,7 @@ def test_fast_reader_takes_clean_files(kind, tmp_path):
     last line end, non-ASCII text) goes the fast way."""
     rng = random.Random(6)
     recs = {
-        "corpus": [{"id": f"d{i}", "text": "é " * rng.randrange(50), "type": rng.choice(["faq", "howto"]),
+        "corpus": [{"id": f"d{i}", "text": "é " * rng.randrange(1, 50), "type": rng.choice(["faq", "howto"]),
                     "status": rng.choice(["active", "active", "stale"]), "metadata": {"k": [1, {"a": None}]}}
                    for i in range(3000)],
         "gold": [{"query_id": f"q{i}", "query": "why?", "relevant": {f"d{j}": rng.randrange(3) for j in range(4)}}

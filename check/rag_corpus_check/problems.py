@@ -83,6 +83,10 @@ class Problems:
         sid = safe_id(id) if id is not None else None
         self.items.append(Problem(kind, message, file, line, sid, severity))
 
+    def add_input_error(self, exc) -> None:
+        """A reader's :class:`safe_io.InputError` (kind, message, file, line)."""
+        self.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.items if p.severity == ERROR]

@@ -132,10 +132,24 @@ def _additional(val, inst, schema) -> str:
         return "unexpected field"
     allowed = set((schema.get("properties") or {}).keys())
     extra = sorted(k for k in inst if k not in allowed)
-    shown = ", ".join(f"`{safe_text(k, 40)}`" for k in extra[:5])
     if not allowed:
-        return f"unexpected field {shown}"
+        return "unexpected field " + ", ".join(f"`{safe_text(k, 40)}`" for k in extra[:5])
+    shown = ", ".join(f"`{safe_text(k, 40)}`{_did_you_mean(k, allowed)}" for k in extra[:5])
     return f"unknown field {shown}; allowed: {', '.join(sorted(allowed))}"
+
+
+def _did_you_mean(name: str, allowed: set[str]) -> str:
+    """`` (did you mean `k`?)`` for a near miss (`K`, `treshold`), else ""."""
+    import difflib  # only on this error path
+
+    by_lower = {a.lower(): a for a in allowed}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.75)
+    return f" (did you mean `{by_lower[close[0]]}`?)" if close else ""
+
+
+def _literal(value) -> str:
+    """A value as a YAML or JSON user writes it (`null`, `true`), not Python's `None`."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _bound(word: str):
@@ -147,7 +161,7 @@ _WORDING = {
     "additionalProperties": _additional,
     "type": lambda val, inst, schema: (
         f"expected {val if isinstance(val, str) else ' or '.join(val)}, got {_type_name(inst)}"),
-    "enum": lambda val, inst, schema: f"must be one of {', '.join(map(str, val))}",
+    "enum": lambda val, inst, schema: f"must be one of {', '.join(map(_literal, val))}",
     "const": lambda val, inst, schema: f"must be {json.dumps(val)}",
     "minimum": _bound("at least"),
     "maximum": _bound("at most"),

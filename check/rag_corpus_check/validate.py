@@ -73,6 +73,16 @@ def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems:
         _ranking_problems(corpus, run, problems, label, facts.unknown)
     _question_problems(cfg, gold, run, problems)
     _odd_id_problems(corpus, gold, run, problems)
+    _blank_documents(corpus, problems)
+
+
+def _blank_documents(corpus: CorpusView, problems: P.Problems) -> None:
+    """A document with no text and no title passes the schema, but no
+    retriever can find it by its words (Cranfield has two)."""
+    for doc_id, line in corpus.blank:
+        problems.add(P.CONSISTENCY, "document with no text and no title: no retriever can find it by its words "
+                     "— add its text, or remove it (or mark it `status: stale`)", file=corpus.file, line=line,
+                     id=doc_id, severity=P.WARNING)
 
 
 def _odd_id_problems(corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems) -> None:

@@ -277,6 +277,8 @@ def corpus_block(values: list) -> tuple[list, list, list, list]:
     ids = columns["id"]
     if not (ID.all_ok(ids) and TEXT.all_ok(columns["text"]) and TITLE.all_ok(present(columns.get("title")))):
         raise ValueError("id, text or title")
+    if not all(map(str.strip, columns["text"])):
+        raise ValueError("a blank text: the exact reader sees whether the title is blank too (a warning)")
     types = columns.get("type") or [None] * n
     each_distinct(types, TYPE.ok, "type")
     return ids, types, _statuses(columns.get("status"), n), snapshots_and_metadata(columns, n)

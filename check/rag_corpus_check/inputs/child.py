@@ -254,6 +254,7 @@ class RemoteCorpus:
         self._odd = [tuple(x) for x in told["odd"]]
         self._shared: dict[tuple, Doc] = {}
         self.parents: dict[str, str] = {}  # the child reads no chunked corpus (its fast reader gives up)
+        self.blank: list[tuple[str, int]] = []  # nor one with a blank document
 
     @property
     def count(self) -> int:

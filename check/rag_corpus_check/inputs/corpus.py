@@ -45,7 +45,8 @@ def read_corpus(real: str, file: str, limits: Limits, problems: P.Problems, on_d
     progress = current_progress()
     total_bytes, done_bytes = file_size(real), 0
     label = f"reading {file}"
-    for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True, hasher=hasher):
+    for line, rec, raw_line in iter_jsonl(real, file, limits, with_raw=True, hasher=hasher,
+                                          bad_line=problems.add_input_error):
         done_bytes += len(raw_line) + 1
         progress.tick(label, line, part=(done_bytes, total_bytes))
         if native is not None and (rec := native(rec, file, line, problems)) is None:
@@ -85,6 +86,7 @@ def _add(corpus: Corpus, doc_id: str, rec: dict, line: int) -> None:
     corpus.docs[doc_id] = corpus.doc(rec.get("type"), status, snap)
     assert corpus.lines is not None  # the exact reader keeps every line
     corpus.lines[doc_id] = line
+    corpus.note_blank(doc_id, rec, line)
     if status != "active":
         corpus.inactive.add(doc_id)
     if snap is not None:

@@ -176,6 +176,7 @@ def read_llamaindex_corpus(real: str, file: str, limits: Limits, problems: P.Pro
         if schema_ok(problems, ("corpus", ""), rec, file, line, fast=corpus_record):
             corpus.docs[doc_id] = corpus.doc(None, "active", None)
             corpus.lines[doc_id] = line or 1
+            corpus.note_blank(doc_id, rec, line or 1)
             total += line_sum((json.dumps(rec, ensure_ascii=False).encode(),))
             if on_doc is not None:
                 on_doc(doc_id, rec)
@@ -232,7 +233,7 @@ def read_beir_queries(real: str, file: str, limits: Limits, problems: P.Problems
     """A BEIR ``queries.jsonl``: question id → text."""
     texts: dict[str, str] = {}
     lines: dict[str, int] = {}
-    for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
+    for line, rec in iter_jsonl(real, file, limits, hasher=hasher, bad_line=problems.add_input_error):
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
         elif schema_ok(problems, ("beir", "#/$defs/query"), rec, file, line):

@@ -46,6 +46,7 @@ class CorpusView(Protocol):
     fingerprint: str | None
     snapshots: dict[str, int]  # declared snapshot label -> documents
     parents: dict[str, str]  # chunk id -> its doc_id, for the records that have one (a chunked corpus)
+    blank: list[tuple[str, int]]  # (id, line) of each document with no text and no title
 
     @property
     def count(self) -> int: ...
@@ -74,6 +75,12 @@ class Corpus:
     # (type, status, snapshot) -> the one Doc with those values
     shared: dict[tuple, Doc] = field(default_factory=dict, repr=False, compare=False)
     parents: dict[str, str] = field(default_factory=dict)  # chunk id -> doc_id (records with one)
+    blank: list[tuple[str, int]] = field(default_factory=list)  # (id, line): no text, no title
+
+    def note_blank(self, doc_id: str, rec: dict, line: int) -> None:
+        """Remember a document no retriever can find by its words (a warning)."""
+        if not rec["text"].strip() and not rec.get("title", "").strip():
+            self.blank.append((doc_id, line))
 
     @property
     def count(self) -> int:
@@ -101,7 +108,8 @@ class Corpus:
         """The corpus seen as documents: a chunk belongs to its doc_id (a
         record without one is a document of its own); a document has the
         type, status, snapshot and line of its first chunk."""
-        view = Corpus(file=self.file, fingerprint=self.fingerprint, snapshots=self.snapshots, shared=self.shared)
+        view = Corpus(file=self.file, fingerprint=self.fingerprint, snapshots=self.snapshots, shared=self.shared,
+                      blank=self.blank)
         assert view.lines is not None
         parents = self.parents
         for chunk, doc in self.docs.items():

@@ -36,7 +36,7 @@ def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problem
 def _read_jsonl(real, file, limits, problems, run, hasher) -> None:
     progress = current_progress()
     label = f"reading {file}"
-    for line, rec in iter_jsonl(real, file, limits, hasher=hasher):
+    for line, rec in iter_jsonl(real, file, limits, hasher=hasher, bad_line=problems.add_input_error):
         progress.tick(label, line, unit="lines")
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)

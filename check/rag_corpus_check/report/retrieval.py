@@ -3,6 +3,7 @@ relevant documents (kept apart from summary.py so each stays small)."""
 
 from __future__ import annotations
 
+from rag_corpus_check.inputs.records import NO_TYPE
 from rag_corpus_check.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, cell
 
@@ -39,11 +40,16 @@ def add_sections(s: Summary, out: Outcome) -> None:
 
 def _by_type(s: Summary, out: Outcome) -> None:
     rows, cfg = out.irrelevant_by_type, out.config
-    if not rows or not cfg:
+    if not rows or not cfg or _untyped(rows):
         return
     s.heading(f"Irrelevant hits in the top {cfg.k} by document type", 3)
     s.table(["type", "irrelevant hits", "of which unjudged", "share"],
             [[cell(r["type"]), str(r["irrelevant"]), str(r["unjudged"]), f"{r['share']:.0%}"] for r in rows[:20]])
+
+
+def _untyped(rows: list[dict]) -> bool:
+    """A corpus without document types: one "(no type)" row says nothing."""
+    return len(rows) == 1 and rows[0]["type"] == NO_TYPE
 
 
 def _command_output(s: Summary, out: Outcome) -> None:

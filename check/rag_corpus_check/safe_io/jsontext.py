@@ -11,7 +11,7 @@ import codecs
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from rag_corpus_check.safe_io.content import Gunzip, open_input, read_bytes
 from rag_corpus_check.safe_io.paths import InputError, Limits, _refused
@@ -172,17 +172,24 @@ def _content(raw: bytes, display: str, lineno: int) -> bytes:
 
 
 def iter_jsonl(
-    real: str, display: str, limits: Limits, with_raw: bool = False, hasher=None
+    real: str, display: str, limits: Limits, with_raw: bool = False, hasher=None,
+    bad_line: Callable[[InputError], None] | None = None,
 ) -> Iterator[tuple]:
     """Yield ``(line_number, value)`` per non-blank line (with ``with_raw``,
     ``(line_number, value, line_bytes)``). Lines are split on ``\\n`` only
-    (U+2028 and U+0085 are valid inside JSON strings); CRLF is accepted."""
+    (U+2028 and U+0085 are valid inside JSON strings); CRLF is accepted.
+    With ``bad_line``, a line that is not UTF-8 or not JSON is handed to it
+    and skipped, so every bad line of a file is reported (the limits still
+    end the file)."""
     for lineno, raw in _lines(real, display, limits, hasher):
-        text = decode_utf8(raw, display, lineno)
-        if with_raw:
-            yield lineno, loads_strict(text, display, lineno), raw
-        else:
-            yield lineno, loads_strict(text, display, lineno)
+        try:
+            value = loads_strict(decode_utf8(raw, display, lineno), display, lineno)
+        except InputError as exc:
+            if bad_line is None or exc.kind != "parse":
+                raise
+            bad_line(exc)
+            continue
+        yield (lineno, value, raw) if with_raw else (lineno, value)
 
 
 def iter_text_lines(

@@ -1,0 +1,248 @@
+"""The rough edges a new user hit in the first hour (issue 17), each as the
+user sees it: the console, the annotations, the summary and the messages.
+
+The CLI is called in-process (``main(argv)``); git is the real git.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from conftest import EXAMPLE, write
+from rag_corpus_check.cli import main
+from support.github import find_commands
+from support.repos import commit, edit, init
+
+CONFIG = ".rag-corpus-check.yml"
+
+
+@pytest.fixture
+def kb(tmp_path, monkeypatch):
+    """The bundled example (committed run) as a repository of its own (cwd)."""
+    repo = init(tmp_path / "kb", EXAMPLE)
+    (repo / "committed-run.rag-corpus-check.yml").replace(repo / CONFIG)
+    monkeypatch.chdir(repo)
+    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
+        monkeypatch.delenv(var, raising=False)
+    return repo
+
+
+def check(tmp_path, capsys, *argv, config=CONFIG):
+    out = tmp_path / "out"
+    code = main(["--config", config, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md"), *argv])
+    text = capsys.readouterr().out
+    results = json.loads((out / "r.json").read_text()) if (out / "r.json").exists() else None
+    summary = (out / "s.md").read_text() if (out / "s.md").exists() else ""
+    return code, text, results, summary
+
+
+def _problems(results, severity="error") -> list[dict]:
+    return [p for p in results["problems"] if p["severity"] == severity]
+
+
+# ---------------------------------------------------------------- why the gate failed
+
+
+def test_a_lowered_threshold_says_which_rule_failed_the_gate(kb, tmp_path, capsys, monkeypatch):
+    base = commit(kb, "base")
+    edit(kb / CONFIG, "nDCG@5: 0.75", "nDCG@5: 0.1")
+    commit(kb, "lower a threshold")
+    output = tmp_path / "gh-output"
+    output.write_text("")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    code, text, _, summary = check(tmp_path, capsys, "--base", base, "--github", "--no-step-summary")
+
+    assert code == 1
+    lines = [line for line in text.splitlines() if not line.startswith("::")]  # the console, not the annotations
+    assert lines[0] == "rag-corpus-check: FAILED (quality gate)"
+    why = lines.index("  the gate failed because:")
+    assert why <= 5, lines[:8]  # among the first lines, before any table
+    assert "this PR loosens a rule without a new `rule_change_reason`: threshold `nDCG@5` lowered: 0.75 → 0.1" \
+        in lines[why + 1]
+    errors = [c for c in find_commands(text) if c.name == "error"]
+    assert any("threshold `nDCG@5` lowered" in c.data and c.props.get("file") == CONFIG for c in errors), \
+        errors
+    assert "**The gate failed because:**" in summary
+
+
+def test_a_missed_threshold_is_the_reason_given(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(EXAMPLE.parent.parent)
+    code, text, _, summary = check(tmp_path, capsys, config="examples/kb-regressed/.rag-corpus-check.yml")
+    assert code == 1
+    head = text.splitlines()[:8]
+    assert "    - `nDCG@5` is 0.3792, the threshold is 0.75" in head, head
+    # Escaped like every text in the summary that may hold PR content.
+    assert "- \\`nDCG&#64;&#8203;5\\` is 0\\.3792, the threshold is 0\\.75" in summary
+
+
+def test_a_passing_gate_gives_no_reason(kb, tmp_path, capsys):
+    code, text, _, summary = check(tmp_path, capsys)
+    assert code == 0
+    assert "the gate failed because" not in text and "The gate failed because" not in summary
+
+
+# ---------------------------------------------------------------- --base in the console
+
+
+def _regress(kb):
+    """A head whose run loses one question's best document (nDCG@5 drops)."""
+    run = kb / "run.jsonl"
+    lines = run.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["ranking"] = first["ranking"][1:] + first["ranking"][:1]
+    lines[0] = json.dumps(first)
+    run.write_text("\n".join(lines) + "\n")
+    return first["query_id"]
+
+
+def test_the_console_shows_the_base_comparison(kb, tmp_path, capsys):
+    base = commit(kb, "base")
+    qid = _regress(kb)
+    commit(kb, "head")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+
+    assert f"  compared with the base {base[:12]}:" in text
+    delta = results["comparison"]["deltas"]
+    ndcg = next(d for d in delta if d["measure"] == "nDCG@5")
+    assert re.search(rf"    nDCG@5\s+{ndcg['base']:.4f} -> {ndcg['head']:.4f}", text), text
+    assert "  questions that dropped most (" in text
+    assert re.search(rf"    - {qid}\s+nDCG@5 ", text), text
+
+
+def test_without_base_the_console_has_no_comparison(kb, tmp_path, capsys):
+    _, text, _, _ = check(tmp_path, capsys)
+    assert "compared with the base" not in text
+
+
+def test_what_changed_comes_right_after_the_thresholds(kb, tmp_path, capsys):
+    base = commit(kb, "base")
+    _regress(kb)
+    commit(kb, "head")
+    _, _, _, summary = check(tmp_path, capsys, "--base", base)
+    headings = re.findall(r"(?m)^### (.+)$", summary)
+    at = headings.index("Metrics vs thresholds")
+    assert headings[at + 1] == "What changed in this PR", headings
+
+
+# ---------------------------------------------------------------- natural order
+
+
+def test_numeric_question_ids_are_listed_in_natural_order(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ids = ["q1", "q2", "q10", "q11", "q100"]
+    write(tmp_path / "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": "x"}) + "\n" for i in range(3)))
+    write(tmp_path / "gold.jsonl", "".join(json.dumps({"query_id": q, "query": "?", "relevant": {"d0": 1}}) + "\n"
+                                         for q in reversed(ids)))
+    write(tmp_path / "run.jsonl", "".join(json.dumps({"query_id": q, "ranking": ["d1", "d2", "d0"]}) + "\n"
+                                        for q in ids))
+    write(tmp_path / CONFIG, "version: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\nrun: run.jsonl\nk: 3\n"
+                             "report: {worst: 5}\n")
+    code, text, results, summary = check(tmp_path, capsys)
+    assert code == 0, text
+    assert [q["query_id"] for q in results["queries"]] == ids
+    listed = re.findall(r"(?m)^    - (q\d+) ", text)
+    assert listed == ids, text
+    # The means are summed in the ids' text order (trec_eval's), whatever the listing order.
+    assert results["metrics"]["nDCG@3"] == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------- messages
+
+
+def test_a_document_with_no_text_and_no_title_is_a_warning(kb, tmp_path, capsys):
+    with (kb / "corpus.jsonl").open("a", encoding="utf-8") as f:
+        f.write('{"id": "empty-1", "text": "  "}\n{"id": "titled", "title": "A title", "text": ""}\n'
+                '{"id": "empty-2", "title": " ", "text": ""}\n')
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 0, text
+    blank = [p for p in _problems(results, "warning") if "no text and no title" in p["message"]]
+    assert [(p["id"], p["line"], p["file"]) for p in blank] == [("empty-1", 31, "corpus.jsonl"),
+                                                                 ("empty-2", 33, "corpus.jsonl")]
+    assert "corpus.jsonl:31 [empty-1]: document with no text and no title" in text
+
+
+def test_a_blank_document_in_a_big_corpus_is_found_too(kb, tmp_path, capsys):
+    """Over 8 MiB the corpus is read by the fast reader (in a second process on
+    Linux); a blank text makes it give up to the exact reader, which warns."""
+    docs = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
+    filler = "".join(json.dumps({"id": f"fill-{i}", "text": "words " * 200}) + "\n" for i in range(8000))
+    (kb / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs) + filler
+                                     + '{"id": "empty-1", "text": ""}\n')
+    assert (kb / "corpus.jsonl").stat().st_size > 8 * 1024 * 1024
+    code, text, results, _ = check(tmp_path, capsys)
+    blank = [p for p in _problems(results, "warning") if "no text and no title" in p["message"]]
+    assert [(p["id"], p["line"]) for p in blank] == [("empty-1", len(docs) + 8001)], text
+
+
+@pytest.mark.parametrize(("typo", "fix"), [("K: 5", "`K` (did you mean `k`?)"),
+                                           ("treshold:", "`treshold` (did you mean `thresholds`?)")])
+def test_a_config_key_typo_gets_a_did_you_mean(kb, tmp_path, capsys, typo, fix):
+    text = (kb / CONFIG).read_text()
+    text = text.replace("k: 5", typo) if typo.startswith("K") else text.replace("thresholds:", typo)
+    (kb / CONFIG).write_text(text)
+    code, out, results, _ = check(tmp_path, capsys)
+    assert code == 2
+    assert any(fix in p["message"] and "allowed:" in p["message"] for p in _problems(results)), out
+
+
+def test_an_unknown_key_far_from_any_gets_no_guess(kb, tmp_path, capsys):
+    (kb / CONFIG).write_text((kb / CONFIG).read_text() + "zzz_unrelated: 1\n")
+    code, out, results, _ = check(tmp_path, capsys)
+    assert code == 2
+    message = next(p["message"] for p in _problems(results) if "zzz_unrelated" in p["message"])
+    assert "did you mean" not in message
+
+
+def test_an_enum_error_lists_null_as_yaml_writes_it(kb, tmp_path, capsys):
+    (kb / CONFIG).write_text((kb / CONFIG).read_text() + "retriever:\n  stopwords: french\n")
+    code, out, results, _ = check(tmp_path, capsys)
+    assert code == 2
+    assert "retriever.stopwords: must be one of english, russian, null" in out
+    assert "None" not in out
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "run.jsonl"])
+def test_every_bad_line_of_a_jsonl_file_is_reported(kb, tmp_path, capsys, name):
+    path = kb / name
+    lines = path.read_text().splitlines()
+    lines[2], lines[6] = '{"id": broken', "not json at all"
+    lines[8] = lines[8].replace('"', "'", 2)
+    path.write_text("\n".join(lines) + "\n")
+    code, out, results, _ = check(tmp_path, capsys)
+    assert code == 2
+    parse = [(p["file"], p["line"]) for p in _problems(results) if p["kind"] == "parse"]
+    assert parse == [(name, 3), (name, 7), (name, 9)], out
+
+
+def test_a_limit_still_ends_the_file(kb, tmp_path, capsys):
+    """Past a bad line the reader goes on, but a limit ends the file at once."""
+    (kb / CONFIG).write_text((kb / CONFIG).read_text() + "limits:\n  max_records: 5\n")
+    lines = (kb / "corpus.jsonl").read_text().splitlines()
+    lines[1] = "not json"
+    (kb / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    code, out, results, _ = check(tmp_path, capsys)
+    assert code == 2
+    kinds = [(p["kind"], p["line"]) for p in _problems(results) if p["file"] == "corpus.jsonl"]
+    assert kinds == [("parse", 2), ("limit", 6)], out
+
+
+# ---------------------------------------------------------------- the by-type table
+
+
+def test_an_untyped_corpus_has_no_by_type_table(kb, tmp_path, capsys):
+    docs = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
+    (kb / "corpus.jsonl").write_text("".join(json.dumps({k: v for k, v in d.items() if k != "type"}) + "\n"
+                                             for d in docs))
+    code, _, results, summary = check(tmp_path, capsys)
+    assert code == 0
+    assert [r["type"] for r in results["irrelevant_by_type"]] == ["(no type)"]  # still in the results
+    assert "by document type" not in summary
+
+
+def test_a_typed_corpus_keeps_its_by_type_table(kb, tmp_path, capsys):
+    _, _, _, summary = check(tmp_path, capsys)
+    assert "### Irrelevant hits in the top 5 by document type" in summary
