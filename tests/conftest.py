@@ -57,3 +57,32 @@ def write(path: Path, text: str | bytes) -> Path:
 
 def in_ci() -> bool:
     return os.environ.get("CI") == "true"
+
+
+@pytest.fixture
+def kb(tmp_path, monkeypatch):
+    """The bundled example as a git repository of its own (cwd), nothing
+    committed yet, no GitHub or runner variables."""
+    from support.repos import init
+
+    repo = init(tmp_path / "kb", EXAMPLE)
+    monkeypatch.chdir(repo)
+    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
+        monkeypatch.delenv(var, raising=False)
+    return repo
+
+
+def check(tmp_path, capsys, *argv, config=".rag-corpus-check.yml"):
+    """main(argv) with results and summary in tmp_path/out: (exit code,
+    stdout, results or None, summary or "")."""
+    import json
+
+    from rag_corpus_check.cli import main
+
+    out = tmp_path / "out"
+    code = main(["--config", config, "--output", str(out / "r.json"),
+                 "--summary-file", str(out / "s.md"), *argv])
+    text = capsys.readouterr().out
+    results = json.loads((out / "r.json").read_text()) if (out / "r.json").exists() else None
+    summary = (out / "s.md").read_text() if (out / "s.md").exists() else ""
+    return code, text, results, summary

@@ -7,37 +7,22 @@ The CLI is called in-process (``main(argv)``); git is the real git.
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
 
-from conftest import EXAMPLE, write
-from rag_corpus_check.cli import main
+from conftest import EXAMPLE, check, write
 from support.github import find_commands
-from support.repos import commit, edit, init
+from support.repos import commit, edit
 
 CONFIG = ".rag-corpus-check.yml"
 
 
 @pytest.fixture
-def kb(tmp_path, monkeypatch):
-    """The bundled example (committed run) as a repository of its own (cwd)."""
-    repo = init(tmp_path / "kb", EXAMPLE)
-    (repo / "committed-run.rag-corpus-check.yml").replace(repo / CONFIG)
-    monkeypatch.chdir(repo)
-    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
-        monkeypatch.delenv(var, raising=False)
-    return repo
-
-
-def check(tmp_path, capsys, *argv, config=CONFIG):
-    out = tmp_path / "out"
-    code = main(["--config", config, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md"), *argv])
-    text = capsys.readouterr().out
-    results = json.loads((out / "r.json").read_text()) if (out / "r.json").exists() else None
-    summary = (out / "s.md").read_text() if (out / "s.md").exists() else ""
-    return code, text, results, summary
+def kb(kb):
+    """The bundled example as a git repository (cwd), scoring its committed run."""
+    (kb / "committed-run.rag-corpus-check.yml").replace(kb / CONFIG)
+    return kb
 
 
 def _problems(results, severity="error") -> list[dict]:

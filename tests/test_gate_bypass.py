@@ -12,31 +12,10 @@ import shutil
 
 import pytest
 
-from conftest import EXAMPLE
-from rag_corpus_check.cli import main
+from conftest import EXAMPLE, check
 from support.repos import commit, edit, git, init, plant_bare_repository, promisor_config
 
 CONFIG = ".rag-corpus-check.yml"
-
-
-@pytest.fixture
-def kb(tmp_path, monkeypatch):
-    """The bundled example as a repository of its own (cwd), nothing committed yet."""
-    repo = init(tmp_path / "kb", EXAMPLE)
-    monkeypatch.chdir(repo)
-    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
-        monkeypatch.delenv(var, raising=False)
-    return repo
-
-
-def check(tmp_path, capsys, *argv, config=CONFIG):
-    out = tmp_path / "out"
-    code = main(["--config", config, "--output", str(out / "r.json"),
-                 "--summary-file", str(out / "s.md"), *argv])
-    text = capsys.readouterr().out
-    results = json.loads((out / "r.json").read_text()) if (out / "r.json").exists() else None
-    summary = (out / "s.md").read_text() if (out / "s.md").exists() else ""
-    return code, text, results, summary
 
 
 def messages(results) -> str:
