@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import cmarkgfm
 import pytest
 
 from conftest import EXAMPLE, check, write
@@ -231,3 +232,11 @@ def test_an_untyped_corpus_has_no_by_type_table(kb, tmp_path, capsys):
 def test_a_typed_corpus_keeps_its_by_type_table(kb, tmp_path, capsys):
     _, _, _, summary = check(tmp_path, capsys)
     assert "### Irrelevant hits in the top 5 by document type" in summary
+
+
+def test_the_results_path_reads_as_it_is_in_the_rendered_summary(kb, tmp_path, capsys):
+    """It is escaped like any text; in a code span the escapes would show."""
+    code, _, _, summary = check(tmp_path, capsys)
+    assert code == 0
+    html = cmarkgfm.github_flavored_markdown_to_html(summary)
+    assert f"results file: {tmp_path}/out/r.json" in html.replace("&#8203;", "")

@@ -100,6 +100,19 @@ def test_a_llamaindex_problem_has_its_line(repo, tmp_path):
         ("qa.json", 5, "n2")]
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"queries": {}, "corpus": {}, "relevant_docs": {}, "mode": "image"}', "only `mode: text` datasets"),
+    ("{", "invalid JSON"),
+])
+def test_a_llamaindex_file_problem_is_said_once(repo, tmp_path, text, said):
+    """The dataset is read as corpus and as gold: a problem of the whole file once, not twice."""
+    write(repo / "qa.json", text)
+    write(repo / "llama.yml", HEAD + "dataset: {format: llamaindex, path: qa.json}\n")
+    code, res, _ = _run(tmp_path, config="llama.yml")
+    assert code == 2
+    assert [p["file"] for p in res["problems"] if said in p["message"]] == ["qa.json"], res["problems"]
+
+
 def _dicts(repo, gold, run, scores=lambda i: -float(i)):
     write(repo / "qrels.json", json.dumps({q["query_id"]: q["relevant"] for q in gold}))
     write(repo / "run.json", json.dumps({r["query_id"]: {d: scores(i) for i, d in enumerate(r["ranking"])}

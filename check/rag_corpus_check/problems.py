@@ -62,6 +62,7 @@ class Problems:
     items: list[Problem] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
     _counts: dict[tuple, int] = field(default_factory=dict)
+    _listed: set[tuple] = field(default_factory=set)
 
     def add(
         self,
@@ -73,6 +74,10 @@ class Problems:
         id: object = None,
         severity: str = ERROR,
     ) -> None:
+        sid = safe_id(id) if id is not None else None
+        same = (kind, message, file, line, sid, severity)
+        if same in self._listed:
+            return  # said already (e.g. a file two readers read: a LlamaIndex dataset is corpus and gold)
         key = (file, severity)
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
@@ -80,7 +85,7 @@ class Problems:
             label = f"{file or '-'} ({severity}s)"
             self.dropped[label] = self.dropped.get(label, 0) + 1
             return
-        sid = safe_id(id) if id is not None else None
+        self._listed.add(same)
         self.items.append(Problem(kind, message, file, line, sid, severity))
 
     def add_input_error(self, exc) -> None:

@@ -182,7 +182,7 @@ def _provenance(s: Summary, out: Outcome, results_path: str | None) -> None:
     if out.corpus and out.corpus.fingerprint:
         items.append(f"corpus fingerprint `{out.corpus.fingerprint}`, {out.corpus.count} documents")
     if results_path:
-        items.append(f"results file: `{cell(results_path, 300)}`")
+        items.append(f"results file: {cell(results_path, 300)}")  # escaped, so no code span (it would show the escapes)
     if out.context.run_url:
         items.append(f"[workflow run]({out.context.run_url})")
     prov = Summary().bullets(items)
