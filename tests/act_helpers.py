@@ -340,3 +340,189 @@ def pull_request_payload(repo: ConsumerRepo, head_sha: str | None = None) -> dic
         },
         "repository": {"full_name": "acme/knowledge-base", "default_branch": "main"},
     }
+
+
+# ---------------------------------------------------------------- the comment action (comment/action.yml)
+#
+# A fake GitHub REST API for the comment job, bound to 127.0.0.1 in the test
+# process: the artifact list and zip download (a 302 to a "blob" URL on the
+# same server, as GitHub redirects to blob storage), the pull requests of a
+# head branch, and the issue comments it records. Requests without the test
+# token are answered 401. The comment job reaches it through GITHUB_API_URL.
+
+COMMENT_WORKFLOW = ROOT / "examples" / "workflows" / "rag-corpus-check-comment.yml"
+CHECK_WORKFLOW = ROOT / "examples" / "workflows" / "rag-corpus-check.yml"
+UPLOAD_ARTIFACT = "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f"
+UPLOAD_STANDIN = ROOT / "tests" / "fixtures" / "comment" / "upload-artifact-standin"
+FAKE_TOKEN = "test-token-not-a-secret"
+FAKE_REPO = "acme/knowledge-base"
+FAKE_REPO_ID = 4242
+BOT = {"login": "github-actions[bot]", "type": "Bot"}
+
+
+class FakeGitHub:
+    """The REST endpoints the comment action calls, recorded."""
+
+    def __init__(self, repo: str = FAKE_REPO, token: str = FAKE_TOKEN):
+        import http.server
+        import threading
+
+        self.repo, self.token = repo, token
+        self.requests: list[dict] = []
+        self.comments: list[dict] = []
+        self.artifacts: list[dict] = []  # {"run_id", "id", "name", "data", "size"}
+        self.pulls: list[dict] = []
+        self._next_id = 1000
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_GET(self):
+                fake._handle(self, "GET")
+
+            def do_POST(self):
+                fake._handle(self, "POST")
+
+            def do_PATCH(self):
+                fake._handle(self, "PATCH")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def add_artifact(self, run_id: int, data: bytes, name: str = "rag-corpus-check",
+                     size: int | None = None) -> int:
+        art_id = self.new_id()
+        self.artifacts.append({"run_id": run_id, "id": art_id, "name": name, "data": data,
+                               "size": len(data) if size is None else size})
+        return art_id
+
+    def add_comment(self, body: str, user: dict | None = None) -> dict:
+        comment = {"id": self.new_id(), "body": body, "user": user or BOT}
+        self.comments.append(comment)
+        return comment
+
+    def calls(self, method: str, prefix: str = "") -> list[dict]:
+        return [r for r in self.requests if r["method"] == method and r["path"].startswith(prefix)]
+
+    # -- dispatch
+
+    def _handle(self, h, method: str) -> None:
+        from urllib.parse import parse_qs, urlsplit
+
+        parts = urlsplit(h.path)
+        length = int(h.headers.get("Content-Length") or 0)
+        body = json.loads(h.rfile.read(length)) if length else None
+        record = {"method": method, "path": parts.path, "query": parse_qs(parts.query),
+                  "auth": h.headers.get("Authorization"), "body": body}
+        self.requests.append(record)
+        if parts.path.startswith("/blob/"):
+            return self._blob(h, int(parts.path.rsplit("/", 1)[1]))
+        if record["auth"] != f"Bearer {self.token}":
+            return self._send(h, 401, {"message": "Bad credentials"})
+        prefix = f"/repos/{self.repo}/"
+        route = parts.path[len(prefix):] if parts.path.startswith(prefix) else ""
+        for pattern, handler in self._routes():
+            m = re.fullmatch(pattern, f"{method} {route}")
+            if m:
+                return handler(h, record, *m.groups())
+        return self._send(h, 404, {"message": "Not Found"})
+
+    def _routes(self):
+        return [
+            (r"GET actions/runs/(\d+)/artifacts", self._list_artifacts),
+            (r"GET actions/artifacts/(\d+)/zip", self._redirect_zip),
+            (r"GET pulls", self._list_pulls),
+            (r"GET issues/(\d+)/comments", self._list_comments),
+            (r"POST issues/(\d+)/comments", self._create_comment),
+            (r"PATCH issues/comments/(\d+)", self._update_comment),
+        ]
+
+    def _send(self, h, status: int, payload=None, headers: dict | None = None, raw: bytes | None = None):
+        data = raw if raw is not None else json.dumps(payload).encode()
+        h.send_response(status)
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _list_artifacts(self, h, record, run_id):
+        name = record["query"].get("name", [None])[0]
+        found = [a for a in self.artifacts if a["run_id"] == int(run_id) and name in (None, a["name"])]
+        listing = [{"id": a["id"], "name": a["name"], "size_in_bytes": a["size"], "expired": False,
+                    "archive_download_url": f"{self.url}/repos/{self.repo}/actions/artifacts/{a['id']}/zip"}
+                   for a in found]
+        self._send(h, 200, {"total_count": len(listing), "artifacts": listing})
+
+    def _redirect_zip(self, h, record, art_id):
+        self._send(h, 302, {}, headers={"Location": f"{self.url}/blob/{art_id}"})
+
+    def _blob(self, h, art_id: int):
+        data = next((a["data"] for a in self.artifacts if a["id"] == art_id), None)
+        if data is None:
+            return self._send(h, 404, {"message": "Not Found"})
+        self._send(h, 200, raw=data, headers={"Content-Type": "application/zip"})
+
+    def _list_pulls(self, h, record):
+        head = record["query"].get("head", [None])[0]
+        self._send(h, 200, [p for p in self.pulls if head in (None, p["_head"])])
+
+    def _list_comments(self, h, record, number):
+        page = int(record["query"].get("page", ["1"])[0])
+        per_page = int(record["query"].get("per_page", ["30"])[0])
+        mine = [c for c in self.comments if c.get("issue", int(number)) == int(number)]
+        self._send(h, 200, mine[(page - 1) * per_page: page * per_page])
+
+    def _create_comment(self, h, record, number):
+        comment = self.add_comment(record["body"]["body"])
+        comment["issue"] = int(number)
+        self._send(h, 201, comment)
+
+    def _update_comment(self, h, record, comment_id):
+        comment = next((c for c in self.comments if c["id"] == int(comment_id)), None)
+        if comment is None:
+            return self._send(h, 404, {"message": "Not Found"})
+        comment["body"] = record["body"]["body"]
+        self._send(h, 200, comment)
+
+
+def workflow_run_payload(head_sha: str, *, run_id: int = 555, pr_number: int | None = 7,
+                         conclusion: str = "failure", head_owner: str = "acme",
+                         head_branch: str = "update-docs") -> dict:
+    """A `workflow_run` (completed) event for the check workflow's run. With
+    ``pr_number`` None, ``pull_requests`` is empty, as GitHub sends it for a
+    pull request from a fork."""
+    pulls = [] if pr_number is None else [{
+        "number": pr_number, "head": {"sha": head_sha, "ref": head_branch},
+        "base": {"ref": "main", "repo": {"id": FAKE_REPO_ID, "name": "knowledge-base"}},
+    }]
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "id": run_id, "name": "rag-corpus-check", "event": "pull_request", "status": "completed",
+            "conclusion": conclusion, "head_sha": head_sha, "head_branch": head_branch,
+            "head_repository": {"full_name": f"{head_owner}/knowledge-base", "owner": {"login": head_owner}},
+            "pull_requests": pulls,
+        },
+        "repository": {"id": FAKE_REPO_ID, "full_name": FAKE_REPO, "default_branch": "main"},
+    }
+
+
+def comment_act_args(fake: FakeGitHub) -> list[str]:
+    """act arguments for the comment job: the fake API and the test token."""
+    return ["--env", f"GITHUB_API_URL={fake.url}", "-s", f"GITHUB_TOKEN={fake.token}"]

@@ -1,0 +1,363 @@
+"""The pull-request comment, rebuilt from a results file that arrived in an
+artifact (comment/action.yml).
+
+The artifact is hostile: a fork's pull request can change the workflow that
+wrote it. It is read with caps (size packed and unpacked, names, regular files
+only), results.json must be strict JSON valid against the bundled results
+schema, and the comment is built from its values, every string through
+:func:`~rag_corpus_check.report.markdown.cell`; summary.md is never pasted.
+Stdlib only: the comment job installs nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+import stat
+import zipfile
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+
+from rag_corpus_check.report.markdown import cell
+from rag_corpus_check.schemas import errors, load_schema, quick_verdict
+from rag_corpus_check.text import natural_key, safe_text
+
+MARKER = "<!-- rag-corpus-check -->"
+RESULTS, SUMMARY = "results.json", "summary.md"
+MAX_ARTIFACT_BYTES = 5 * 1024 * 1024  # the zip, and again what it unpacks to
+MAX_COMMENT_BYTES = 40_000  # GitHub refuses a comment over 65,536 characters
+MAX_ROWS, MAX_WORST, MAX_KINDS = 10, 5, 8
+
+ICON = {"pass": "✅", "fail": "❌", "invalid": "⛔", "error": "💥", "partial": "🧩"}
+TITLE = {"pass": "passed", "fail": "quality gate failed", "invalid": "invalid input",
+         "error": "the check itself failed", "partial": "one shard measured"}
+_SHA = re.compile(r"[0-9a-f]{7,64}")
+_MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
+
+
+class ArtifactError(Exception):
+    """The artifact is refused. The message is ours, with any name from the
+    artifact through safe_text (fit for the log; Markdown-escape it to show)."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """The workflow run, from the event payload (GitHub's word, not the artifact's)."""
+
+    run_id: int
+    run_url: str
+    head_sha: str
+    conclusion: str | None
+
+    def link(self) -> str:
+        return f"run [{self.run_id}]({self.run_url})"
+
+
+# ---------------------------------------------------------------- the artifact
+
+
+def read_artifact(data: bytes, cap: int = MAX_ARTIFACT_BYTES) -> dict[str, bytes]:
+    """The files of an artifact zip by name: results.json (required) and
+    summary.md, nothing else, at most ``cap`` bytes packed and unpacked."""
+    if len(data) > cap:
+        raise ArtifactError(f"the artifact is over {cap} bytes")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            _check_entries(zf.infolist(), cap)
+            return {i.filename: _read_entry(zf, i, cap) for i in zf.infolist()}
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
+        raise ArtifactError(f"the artifact is not a readable zip archive ({type(exc).__name__})") from None
+
+
+def _check_entries(infos: list[zipfile.ZipInfo], cap: int) -> None:
+    for info in infos:
+        _check_entry(info)
+    names = [i.filename for i in infos]
+    problem = _set_problem(names, sum(i.file_size for i in infos), cap)
+    if problem:
+        raise ArtifactError(problem)
+
+
+def _set_problem(names: list[str], unpacked: int, cap: int) -> str | None:
+    if len(set(names)) != len(names):
+        return "the artifact holds the same file twice"
+    if RESULTS not in names:
+        return f"the artifact holds no {RESULTS}"
+    return f"the artifact unpacks to over {cap} bytes" if unpacked > cap else None
+
+
+def _check_entry(info: zipfile.ZipInfo) -> None:
+    name, kind = safe_text(info.filename, 80), stat.S_IFMT(info.external_attr >> 16)
+    if info.filename not in (RESULTS, SUMMARY):
+        what = "a directory or a path" if re.search(r"[/\\]", info.filename) else "an unexpected file"
+        raise ArtifactError(f"the artifact holds {what} ({name}); only {RESULTS} and {SUMMARY} are read")
+    if kind and kind != stat.S_IFREG:  # a Unix mode that says symlink, directory, device...
+        raise ArtifactError(f"{name} in the artifact is not a regular file (a symlink or a device)")
+
+
+def _read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int) -> bytes:
+    with zf.open(info) as f:
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise ArtifactError(f"{info.filename} unpacks to over {cap} bytes")
+    return data
+
+
+# ---------------------------------------------------------------- results.json
+
+
+def _no_duplicates(pairs: list) -> dict:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key appears twice in one object")
+    return found
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("a number overflows")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+# The rules of safe_io.jsontext, which cannot be imported without PyYAML (this
+# job installs nothing): no duplicate keys, no NaN or Infinity, no overflow.
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_float=_finite, parse_constant=_constant)
+
+
+def load_results(raw: bytes) -> dict:
+    """results.json: strict JSON, valid against the bundled results schema."""
+    try:
+        value = _DECODER.decode(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ArtifactError(f"{RESULTS} is not UTF-8") from None
+    except RecursionError:
+        raise ArtifactError(f"{RESULTS} is nested too deeply") from None
+    except ValueError as exc:  # the messages quote no input; cut before the position
+        raise ArtifactError(f"{RESULTS} is not valid JSON ({safe_text(str(exc).split(':')[0], 100)})") from None
+    _validate(value)
+    return value
+
+
+def _validate(value: object) -> None:
+    schema = load_schema("results")
+    verdict = quick_verdict(schema, value, schema)
+    found = [] if verdict is True else _schema_errors(value)
+    if found:
+        why = safe_text(found[0], 200) if isinstance(found[0], str) else _where(value, schema, verdict)
+        raise ArtifactError(f"{RESULTS} does not match the results schema: {why}")
+
+
+def _schema_errors(value: object) -> list:
+    """jsonschema's first error in words, when this Python has jsonschema;
+    else [None] (invalid, or not decidable by the stdlib check)."""
+    from rag_corpus_check.schemas import describe_error
+
+    try:
+        return [describe_error(e) for e in errors("results", value)[:1]]
+    except ImportError:
+        return [None]
+
+
+def _where(value: object, schema: dict, verdict: bool | None) -> str:
+    """The first top-level field that is wrong, found by the stdlib check alone."""
+    if verdict is None or not isinstance(value, dict):
+        return "it is not an object of the kinds the schema allows"
+    missing = [f"`{k}` is missing" for k in schema["required"] if k not in value]
+    return (missing or [_bad_field(value, schema)])[0]
+
+
+def _bad_field(value: dict, schema: dict) -> str:
+    props = schema["properties"]
+    bad = [k for k in props if k in value and quick_verdict(props[k], value[k], schema) is False]
+    return f"`{bad[0]}` is not as the schema says" if bad else "a rule fails"
+
+
+# ---------------------------------------------------------------- numbers, ids, tables
+
+
+def _is_number(value: object) -> bool:
+    return type(value) in (int, float) and abs(value) < 1e9  # type: ignore[arg-type]
+
+
+def num(value: object, digits: int = 4) -> str:
+    """A number as shown; null as "—"; anything else (the schema leaves some
+    fields untyped, and huge numbers) as "?"."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}f}" if _is_number(value) else "?"
+
+
+def signed(value: object) -> str:
+    text = num(value)
+    return "+" + text if text[0].isdigit() else text
+
+
+def count(n: int) -> str:
+    return str(n) if n < 10**9 else "?"
+
+
+def sha(value: object) -> str:
+    """A commit id in backticks when it is one, else escaped text."""
+    if isinstance(value, str) and _SHA.fullmatch(value):
+        return f"`{value}`"
+    return cell(value, 80) if value else "unknown"
+
+
+def measure(value: object) -> str:
+    """A measure name in backticks when it looks like one, else escaped text."""
+    return f"`{value}`" if isinstance(value, str) and _MEASURE.fullmatch(value) else cell(value, 40)
+
+
+def _dicts(value: object) -> list[dict]:
+    """The objects of a list the schema leaves untyped (the comparison's)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _comparison(results: dict) -> dict:
+    cmp_ = results.get("comparison")
+    return cmp_ if isinstance(cmp_, dict) else {}
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def _more(shown: int, total: int, what: str) -> str:
+    return f"\n\n…and {total - shown} more {what} (see the job summary)." if total > shown else ""
+
+
+# ---------------------------------------------------------------- the comment
+
+
+def render(results: dict, run: RunInfo) -> str:
+    """The comment for a valid results file, under MAX_COMMENT_BYTES."""
+    sections = [_thresholds(results), _other_means(results), _deltas(results), _worst(results), _problems(results)]
+    return _fit(_head(results, run), sections, _footer(run, f"Rebuilt from `{RESULTS}` of"))
+
+
+def render_refused(reason: str, run: RunInfo) -> str:
+    """The comment for a refused artifact: our reason, nothing from it."""
+    head = f"{MARKER}\n### ⚠️ rag-corpus-check: the results artifact was refused"
+    body = f"The artifact of {run.link()} for `{run.head_sha}`: {cell(reason, 400)}. Nothing from it is shown."
+    return _fit(head, [body], _footer(run, "Posted for"))
+
+
+def render_missing(run: RunInfo) -> str:
+    head = f"{MARKER}\n### ⚠️ rag-corpus-check: no results"
+    body = (f"{run.link()} for `{run.head_sha}` (concluded `{run.conclusion or 'unknown'}`) uploaded no results "
+            "artifact: the check stopped before writing one. See the run's log.")
+    return _fit(head, [body], _footer(run, "Posted for"))
+
+
+def _fit(head: str, sections: list[str], footer: str) -> str:
+    """Head and footer, and the sections in order while they fit."""
+    kept, used = [head], len(head.encode()) + len(footer.encode()) + 200
+    for section in filter(None, sections):
+        used += len(section.encode()) + 2
+        if used > MAX_COMMENT_BYTES:
+            kept.append("_Some sections were left out to keep this comment short; the job summary has them._")
+            break
+        kept.append(section)
+    return "\n\n".join([*kept, footer]) + "\n"
+
+
+def _head(results: dict, run: RunInfo) -> str:
+    verdict = results["verdict"]
+    advisory = " (advisory: the job is not failed)" if results.get("advisory") and verdict == "fail" else ""
+    facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}",
+             f"rules: `{results.get('rules_source') or 'unknown'}`", f"{count(len(results['queries']))} questions",
+             f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
+    title = f"### {ICON[verdict]} rag-corpus-check: {TITLE[verdict]}{advisory}"
+    return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run)])
+
+
+def _warnings(results: dict, run: RunInfo) -> list[str]:
+    """What does not add up between the artifact and the event."""
+    claimed = results["provenance"].get("event_head_sha")
+    found = [f"the results name another pull-request head ({sha(claimed)})"] if claimed not in (None, run.head_sha) else []
+    if results["verdict"] == "pass" and run.conclusion not in ("success", None):
+        found.append("the results say `pass` but the run did not succeed")
+    return [f"\n> [!WARNING]\n> {w}; they may be stale or forged." for w in found]
+
+
+def _thresholds(results: dict) -> str:
+    rows = sorted(results["thresholds"], key=lambda t: t["passed"] is not False)
+    shown = [_threshold_row(t) for t in rows[:MAX_ROWS]]
+    body = _table(["measure", "value", "threshold", "result"], shown) + _more(len(shown), len(rows), "thresholds")
+    return "#### Metrics vs thresholds\n\n" + body if rows else ""
+
+
+def _threshold_row(t: dict) -> list[str]:
+    drop = f", drop ≤ {num(t['max_drop'])}" if t.get("max_drop") is not None else ""
+    note = f" ({cell(t['note'], 80)})" if t.get("note") else ""
+    result = {True: "✅", False: "❌"}.get(t["passed"], "—")
+    return [measure(t["measure"]), num(t["value"]), f"≥ {num(t['limit'])}{drop}", result + note]
+
+
+def _other_means(results: dict) -> str:
+    """Means of the measures without a threshold, on one line."""
+    gated = {t["measure"] for t in results["thresholds"]}
+    others = [f"{measure(k)} {num(v)}" for k, v in results["metrics"].items() if k not in gated]
+    shown = " · ".join(others[:MAX_ROWS]) + _more(min(len(others), MAX_ROWS), len(others), "means")
+    return "Other means: " + shown if others else ""
+
+
+def _deltas(results: dict) -> str:
+    cmp_ = _comparison(results)
+    deltas = _dicts(cmp_.get("deltas"))
+    rows = [[measure(d.get("measure")), num(d.get("base")), num(d.get("head")), signed(d.get("delta")),
+             num(d.get("p_value"), 3)] for d in deltas[:MAX_ROWS]]
+    head = f"#### Against the base {sha(cmp_.get('base_sha') or cmp_.get('base_rev'))}\n\n"
+    table = _table(["measure", "base", "head", "Δ", "p"], rows) + _more(len(rows), len(deltas), "measures")
+    return head + table if rows else ""
+
+
+def ranking_measure(results: dict) -> str | None:
+    """The measure questions are ranked by: nDCG@K, else the first gated one."""
+    k = (results.get("conventions") or {}).get("k")
+    preferred = [f"nDCG@{k}", *(t["measure"] for t in results["thresholds"])]
+    return next((m for m in preferred if m in results["metrics"]), None)
+
+
+def worst_questions(results: dict, key: str) -> list[dict]:
+    scored = [q for q in results["queries"] if q["status"] == "ok" and _is_number(q["values"].get(key))]
+    return sorted(scored, key=lambda q: (q["values"][key], natural_key(q["query_id"])))[:MAX_WORST]
+
+
+def _question_deltas(results: dict, key: str) -> dict[object, object]:
+    changes = _dicts(_comparison(results).get("questions"))
+    return {q.get("query_id"): q.get("delta") for q in changes if q.get("measure") == key}
+
+
+def _worst(results: dict) -> str:
+    key = ranking_measure(results) or ""
+    deltas = _question_deltas(results, key)
+    rows = [[cell(q["query_id"], 60), num(q["values"][key]), signed(deltas.get(q["query_id"]))]
+            for q in worst_questions(results, key)]
+    table = _table(["question", measure(key), "Δ against the base"], rows)
+    return f"#### The {len(rows)} lowest by {measure(key)}\n\n{table}" if rows else ""
+
+
+def _problems(results: dict) -> str:
+    problems = results["problems"]
+    total = len(problems) + sum((results.get("problems_dropped") or {}).values())
+    severities = Counter(p["severity"] for p in problems)
+    kinds = ", ".join(f"{cell(k, 30)} {n}" for k, n in Counter(p["kind"] for p in problems).most_common(MAX_KINDS))
+    text = (f"#### Problems: {count(total)}\n\n{severities['error']} errors and {severities['warning']} warnings "
+            f"listed ({kinds or 'none'}); {count(total - len(problems))} more not listed. The job summary names "
+            "each with its file and line.")
+    return text if total else ""
+
+
+def _footer(run: RunInfo, what: str) -> str:
+    return (f"_{what} {run.link()} by rag-corpus-check/comment. The check's own status is what gates the "
+            "merge; the run's job summary has every detail._")
