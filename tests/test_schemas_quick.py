@@ -48,6 +48,7 @@ def _gold_doc():
 VALID = {
     ("config", ""): VALID_CONFIG,
     ("config+dataset", ""): VALID_DATASET,  # the config schema, its other shape
+    ("config+gold-list", ""): {**VALID_CONFIG, "gold": ["gold.yaml", "labels.yaml"]},  # gold: as a list
     ("beir", "#/$defs/document"): {"_id": "d1", "title": "T", "text": "t", "metadata": {"url": "x"}, "other": 1},
     ("beir", "#/$defs/query"): {"_id": "q1", "text": "why", "metadata": {"source": "x"}, "x": 1},
     ("corpus", ""): {"id": "d1", "text": "t", "title": "T", "type": "faq", "status": "stale",

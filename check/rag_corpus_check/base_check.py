@@ -143,9 +143,9 @@ def _compare(tree: BaseTree, cfg: Config, base_cfg: Config, out: Outcome, head: 
             return None
         enter(out, "compare")
         assert out.base is not None and out.evaluation is not None
-        comparison = compare(_side(base_out, base), _side(out, head), cfg.k, cfg.options(), out.base.rev,
-                             tree.sha)
-    out.base.comparison = comparison
+        base_side = _side(base_out, base)
+        comparison = compare(base_side, _side(out, head), cfg.k, cfg.options(), out.base.rev, tree.sha)
+    out.base.comparison, out.base.rankings = comparison, base_side.run
     _change_warnings(cfg, out)
     return max_drop_failures(cfg.thresholds, comparison)
 
@@ -156,7 +156,7 @@ def _measure_base(tree: BaseTree, base_cfg: Config, out: Outcome, base_out: Outc
                    "the base tree checked out), so only the head was measured")
         return Inputs()
     try:
-        for rel in (base_cfg.corpus, base_cfg.gold, base_cfg.run):
+        for rel in (base_cfg.corpus, *base_cfg.gold_files, base_cfg.run):
             if rel is None:
                 continue
             path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)

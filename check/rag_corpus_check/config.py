@@ -46,7 +46,7 @@ class Config:
     path_display: str
     base_dir: str
     corpus: str
-    gold: str
+    gold: str  # the gold file, or the first of a list (the one the rules name)
     run: str | None
     k: int
     min_grade: int = 1
@@ -58,6 +58,7 @@ class Config:
     run_format: str = "auto"
     corpus_format: str = "jsonl"
     queries: str | None = None  # a file of question texts (BEIR's queries.jsonl)
+    extra_gold: tuple[str, ...] = ()  # the rest of a `gold:` list, merged with the first
     run_order: str = "descending"  # how a scored run's scores order it
     grade_map: dict[int, int] = field(default_factory=dict)  # relevance.map: grade as written -> grade used
     thresholds: list[Threshold] = field(default_factory=list)
@@ -85,6 +86,11 @@ class Config:
         """Replace the limits named in ``values`` (LIMIT_NAMES)."""
         self.limits = dataclasses.replace(self.limits, **{k: v for k, v in values.items() if k in FILE_LIMITS})
         self.bounds = dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS})
+
+    @property
+    def gold_files(self) -> list[str]:
+        """Every gold file the config names, in its order."""
+        return [self.gold, *self.extra_gold]
 
     @property
     def run_source(self) -> str:
@@ -166,7 +172,9 @@ def _files(doc: dict, fmt: dict) -> dict:
     or the files of a `dataset:` in another tool's layout."""
     data = doc.get("dataset")
     if data is None:
-        return {"corpus": doc["corpus"], "gold": doc["gold"], "gold_format": fmt.get("gold", "auto")}
+        gold = doc["gold"]
+        first, *rest = [gold] if isinstance(gold, str) else gold
+        return {"corpus": doc["corpus"], "gold": first, "extra_gold": tuple(rest), "gold_format": fmt.get("gold", "auto")}
     path = data["path"]
     if data["format"] == "llamaindex":
         return {"corpus": path, "gold": path, "corpus_format": "llamaindex", "gold_format": "llamaindex"}

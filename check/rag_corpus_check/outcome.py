@@ -42,6 +42,7 @@ class BaseResult:
     sha: str | None = None
     notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
     comparison: Comparison | None = None
+    rankings: dict[str, list[str]] | None = None  # the base's, as evaluated (for `rag-corpus-check pool`)
 
 
 @dataclass

@@ -95,7 +95,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options) -> Inputs:
 def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retriever | None) -> Inputs:
     """The inputs read (the corpus when first asked for, unless the retriever indexes it now)."""
     out.formats = {source.display: source.shown_format for source in sources.values()}
-    return read_inputs(sources["corpus"], sources["gold"], sources.get("run"), cfg.limits, out.problems,
+    return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
                        on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"))
 
 
@@ -158,14 +158,42 @@ def _validate(cfg: Config, out: Outcome, evaluation: Evaluation, irrelevant: tup
 
 
 def _sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] | None:
-    """The input files, resolved inside the root, with their formats."""
-    wanted = [("corpus", cfg.corpus, cfg.corpus_format), ("gold", cfg.gold, gold_format(cfg.gold, cfg.gold_format))]
+    """The input files, resolved inside the root, with their formats; the
+    files of a `gold:` list under the keys `gold`, `gold[1]`, `gold[2]`, …"""
+    wanted: list[tuple[str, str, str | None]] = [("corpus", cfg.corpus, cfg.corpus_format), *_gold_files(cfg)]
     if cfg.queries:
         wanted.append(("queries", cfg.queries, "beir"))
     if cfg.run:
         wanted.append(("run", cfg.run, run_format(cfg.run, cfg.run_format)))
     sources = {key: source for key, rel, fmt in wanted if (source := _source(root, cfg, key, rel, fmt, problems))}
-    return sources if len(sources) == len(wanted) else None
+    return sources if len(sources) == len(wanted) and _distinct_gold(cfg, sources, problems) else None
+
+
+def _gold_files(cfg: Config) -> list[tuple[str, str, str | None]]:
+    keys = ["gold", *(f"gold[{i}]" for i in range(1, len(cfg.gold_files)))]
+    return [(key, rel, gold_format(rel, cfg.gold_format)) for key, rel in zip(keys, cfg.gold_files, strict=True)]
+
+
+def gold_sources(sources: dict[str, Source]) -> list[Source]:
+    """The gold files among :func:`_sources`' sources, in the config's order."""
+    return [source for key, source in sources.items() if key.partition("[")[0] == "gold"]
+
+
+def _distinct_gold(cfg: Config, sources: dict[str, Source], problems: P.Problems) -> bool:
+    """No file twice in a `gold:` list (two spellings, or a symlink, of one file)."""
+    seen: dict[str, str] = {}
+    for source in gold_sources(sources):
+        if source.real in seen:
+            problems.add(P.CONFIG, f"`gold:` names the file `{seen[source.real]}` twice (again as "
+                         f"`{source.display}`); list each gold file once", file=cfg.path_display)
+            return False
+        seen[source.real] = source.display
+    return True
+
+
+def corpus_source(root: str, cfg: Config, problems: P.Problems) -> Source | None:
+    """The corpus file of ``cfg``, resolved as the check resolves it."""
+    return _source(root, cfg, "corpus", cfg.corpus, cfg.corpus_format, problems)
 
 
 def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problems: P.Problems) -> Source | None:
@@ -175,7 +203,7 @@ def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problem
         problems.add(exc.kind, exc.message, file=exc.file or cfg.path_display, line=exc.line)
         return None
     if fmt is None:
-        problems.add(P.CONFIG, _UNKNOWN_FORMAT[key], file=cfg.path_display, id=display)
+        problems.add(P.CONFIG, _UNKNOWN_FORMAT[key.partition("[")[0]], file=cfg.path_display, id=display)
         return None
     return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order)
 

@@ -21,6 +21,7 @@ from rag_corpus_check.inputs import gold as exact_gold
 from rag_corpus_check.inputs import run as exact_run
 from rag_corpus_check.inputs.child import CorpusProcess
 from rag_corpus_check.inputs.gold import gold_format
+from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
@@ -40,6 +41,7 @@ from rag_corpus_check.text import safe_text
 __all__ = [
     "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "Run", "RunQuery",
     "Source", "gold_format", "read_corpus", "read_gold", "read_inputs", "read_run", "run_format",
+    "snapshot_where", "where",
 ]
 
 
@@ -95,10 +97,12 @@ class Inputs:
         self.close()
 
 
-def read_inputs(corpus: Source, gold: Source, run: Source | None, limits: Limits, problems: P.Problems,
-                on_doc: Callable[[str, dict], None] | None = None, queries: Source | None = None) -> Inputs:
+def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
+                problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
+                queries: Source | None = None) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
-    queries.jsonl) and the run, and the corpus when it is asked for.
+    queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
+    run, and the corpus when it is asked for.
     ``on_doc(doc_id, record)`` sees every valid document (the built-in
     retriever indexes it; the corpus is then read here and now, by the exact
     reader, which streams the records)."""
@@ -116,11 +120,11 @@ def read_inputs(corpus: Source, gold: Source, run: Source | None, limits: Limits
     return out
 
 
-def _read_labels(out: Inputs, gold: Source, queries: Source | None, run: Source | None, limits: Limits,
-                 problems: P.Problems) -> None:
+def _read_labels(out: Inputs, gold: Source | list[Source], queries: Source | None, run: Source | None,
+                 limits: Limits, problems: P.Problems) -> None:
     """The gold set (with its question texts) and the run; then the
     cross-check's question to the corpus child, asked ahead."""
-    out.gold = _read(out, gold, problems, read_gold, limits, problems)
+    out.gold = _read_golds(out, [gold] if isinstance(gold, Source) else gold, limits, problems)
     if queries is not None:
         texts = _read(out, queries, problems, read_queries, limits, problems)
         _with_texts(out.gold, texts, queries.display, problems)
@@ -128,6 +132,14 @@ def _read_labels(out: Inputs, gold: Source, queries: Source | None, run: Source 
         out.run = _read(out, run, problems, read_run, limits, problems)
     if out.process is not None and out.gold is not None and out.run is not None:
         out.process.post("facts", out.gold.labelled(), out.run.ranked_ids())
+
+
+def _read_golds(out: Inputs, sources: list[Source], limits: Limits, problems: P.Problems) -> Gold | None:
+    """Every gold file (each one's digest kept), merged; None when one could not be read."""
+    golds = [_read(out, source, problems, read_gold, limits, problems) for source in sources]
+    if any(gold is None for gold in golds):
+        return None
+    return merge_gold(golds, problems)
 
 
 def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, problems: P.Problems) -> None:

@@ -60,6 +60,8 @@ def _read_jsonl(real, file, limits, problems, gold, hasher, grade_map) -> None:
         rec = _mapped(rec, grade_map)
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
+        elif _unfilled(rec, file, lambda doc_id, line=line: line, problems):
+            continue
         elif schema_ok(problems, ("gold", "#/$defs/query"), rec, file, line, fast=gold_query):
             # Every label of a JSONL question is on its line: no label lines.
             _add_query(gold, rec, line, {}, file, problems)
@@ -71,9 +73,11 @@ def _read_document(real, file, fmt, limits, problems, gold, hasher, grade_map) -
         problems.add(P.SCHEMA, "gold must be a mapping with a `queries:` list", file=file, line=1)
         return
     _map_in_place(doc.get("queries"), grade_map)
-    bad = _document_problems(doc, query_lines, file, problems)
+    unfilled = _unfilled_questions(doc, file, problems)
+    bad = _document_problems(doc, query_lines, file, problems, unfilled)
     if bad is None:
         return
+    bad |= unfilled
     gold.snapshot = doc.get("snapshot")
     gold.snapshot_line = line_of(doc, ["snapshot"]) if "snapshot" in doc else None
     for i, q in enumerate(doc.get("queries", [])):
@@ -103,15 +107,41 @@ def _map_in_place(queries, grade_map: dict[int, int]) -> None:
             _mapped(q, grade_map)
 
 
-def _document_problems(doc: dict, query_lines, file: str, problems: P.Problems) -> set[int] | None:
+def _unfilled_questions(doc: dict, file: str, problems: P.Problems) -> set[int]:
+    """The indices of the questions with a grade left empty (reported here)."""
+    queries = doc.get("queries")
+    if not isinstance(queries, list):
+        return set()
+    return {i for i, q in enumerate(queries)
+            if _unfilled(q, file, lambda doc_id, i=i: line_of(doc, ["queries", i, "relevant", doc_id]), problems)}
+
+
+def _unfilled(rec, file: str, line_of_label, problems: P.Problems) -> bool:
+    """Labels whose grade is empty (`null`: a worksheet of `rag-corpus-check
+    pool` not filled in), each reported at its line; True when there are."""
+    relevant = rec.get("relevant") if isinstance(rec, dict) else None
+    empty = [d for d, g in relevant.items() if g is None] if isinstance(relevant, dict) else []
+    qid = safe_text(record_id(rec), 60)
+    for doc_id in empty:
+        problems.add(P.SCHEMA, f"the grade of this document for question `{qid}` is not filled in (`null`) — "
+                     "write its grade (0 = judged, not relevant; up to relevance.max_grade), or delete the line "
+                     "to leave it unjudged", file=file, line=line_of_label(doc_id), id=doc_id)
+    return bool(empty)
+
+
+def _document_problems(doc: dict, query_lines, file: str, problems: P.Problems,
+                       reported: set[int]) -> set[int] | None:
     """The schema problems of a gold document: the indices of the invalid
-    questions, or None when the document itself (not one question) is invalid."""
+    questions, or None when the document itself (not one question) is
+    invalid. Questions in ``reported`` have been reported already."""
     if quickly_valid(doc):
         return set()
     bad: set[int] = set()
     for err in errors("gold", doc):
         path = error_path(err)
         index = _question_index(path)
+        if index in reported:
+            continue
         line = line_of(doc, path) or _safe_index(query_lines, index)
         problems.add(P.SCHEMA, describe_error(err), file=file, line=line,
                      id=record_id(doc["queries"][index]) if index is not None else None)
