@@ -12,8 +12,6 @@ Stdlib only: the comment job installs nothing.
 from __future__ import annotations
 
 import io
-import json
-import math
 import re
 import stat
 import zipfile
@@ -22,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from rag_corpus_check.report.markdown import cell
+from rag_corpus_check.safe_io import InputError, loads_strict
 from rag_corpus_check.schemas import errors, load_schema, quick_verdict
 from rag_corpus_check.text import natural_key, safe_text
 
@@ -109,39 +108,14 @@ def _read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int) -> bytes:
 # ---------------------------------------------------------------- results.json
 
 
-def _no_duplicates(pairs: list) -> dict:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("a key appears twice in one object")
-    return found
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("a number overflows")
-    return value
-
-
-def _constant(name: str) -> float:
-    raise ValueError(f"{name} is not JSON")
-
-
-# The rules of safe_io.jsontext, which cannot be imported without PyYAML (this
-# job installs nothing): no duplicate keys, no NaN or Infinity, no overflow.
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_float=_finite, parse_constant=_constant)
-
-
 def load_results(raw: bytes) -> dict:
     """results.json: strict JSON, valid against the bundled results schema."""
     try:
-        value = _DECODER.decode(raw.decode("utf-8"))
+        value = loads_strict(raw.decode("utf-8"), RESULTS, None)  # the check's own strict JSON rules
     except UnicodeDecodeError:
         raise ArtifactError(f"{RESULTS} is not UTF-8") from None
-    except RecursionError:
-        raise ArtifactError(f"{RESULTS} is nested too deeply") from None
-    except ValueError as exc:  # the messages quote no input; cut before the position
-        raise ArtifactError(f"{RESULTS} is not valid JSON ({safe_text(str(exc).split(':')[0], 100)})") from None
+    except InputError as exc:  # its messages quote no input (a duplicate key is shown escaped)
+        raise ArtifactError(f"{RESULTS}: {exc.message}") from None
     _validate(value)
     return value
 

@@ -21,7 +21,18 @@ from rag_corpus_check.safe_io.paths import (
     open_regular,
     resolve_input,
 )
-from rag_corpus_check.safe_io.yamltext import LineDict, LineList, line_of, load_yaml
+
+_YAML_NAMES = ("LineDict", "LineList", "line_of", "load_yaml")
+
+
+def __getattr__(name: str):
+    """The YAML names, imported on first use: the comment action
+    (report/comment.py) reads strict JSON here and runs with no PyYAML."""
+    if name in _YAML_NAMES:
+        from rag_corpus_check.safe_io import yamltext
+
+        return getattr(yamltext, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CONFIG_MAX_BYTES", "MAX_DOCUMENT_BYTES", "InputError", "LineDict", "LineList", "Limits", "Sha256",
