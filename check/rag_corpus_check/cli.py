@@ -14,7 +14,7 @@ from rag_corpus_check import problems as P
 from rag_corpus_check.check import run_check
 from rag_corpus_check.config import DEFAULT_CONFIG
 from rag_corpus_check.context import github_context, logical_path
-from rag_corpus_check.outcome import ERROR, EXIT_CODES, INVALID, Outcome
+from rag_corpus_check.outcome import ERROR, EXIT_CODES, FAIL, INVALID, PASS, Outcome
 from rag_corpus_check.pipeline import Options, last_stage
 from rag_corpus_check.text import safe_text
 
@@ -29,7 +29,8 @@ EPILOG = """exit codes:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rag-corpus-check",
-        usage="rag-corpus-check [check] [options] | retrieve --out PATH [options] | merge RESULTS... [options]",
+        usage="rag-corpus-check [check] [options] | retrieve --out PATH [options] | merge RESULTS... [options] "
+        "| pool --out PATH [options]",
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
@@ -73,9 +74,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="measure only shard I of N of the questions (for a matrix); merge the "
                    "shards' results with `rag-corpus-check merge`")
+    _benchmark_option(p)
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
     p.add_argument("--version", action="version", version=f"rag-corpus-check {__version__}")
     return p
+
+
+def _benchmark_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--benchmark-json", metavar="PATH",
+                   help="also write the means for github-action-benchmark (tool customBiggerIsBetter): "
+                   "[{name, unit, value, extra}], one per measure with a defined mean; not written for "
+                   "invalid input")
 
 
 def output_paths(output: str | None, summary_file: str | None) -> tuple[str, str]:
@@ -175,6 +184,7 @@ def build_merge_parser() -> argparse.ArgumentParser:
     gh.add_argument("--no-github", dest="github", action="store_false")
     p.add_argument("--advisory", action="store_true")
     p.add_argument("--no-step-summary", action="store_true")
+    _benchmark_option(p)
     p.add_argument("--quiet", action="store_true")
     return p
 
@@ -189,10 +199,11 @@ def merge_main(argv: list[str]) -> int:
     try:
         results_path, summary_path = output_paths(args.output, args.summary_file)
         root = logical_path(args.root)
+        _remove_stale(args.benchmark_json)
         outcome = merge(root, logical_path(args.config), args.results, github_context(root), advisory=args.advisory)
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:  # a bug becomes exit 3
-        _discard_results(results_path)
+        _discard_results(results_path, args.benchmark_json)
         return _internal_error(exc, stage, github)
 
 
@@ -223,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv[1:] if argv and argv[0] == "check" else argv)
     if args.base and args.shard:
         build_parser().error("--base and --shard cannot be combined yet")
+    if args.benchmark_json and args.shard:
+        build_parser().error("--benchmark-json needs whole means: write it from `rag-corpus-check merge`")
     previous = progress.current()
     try:
         return _check(args, _github(args))
@@ -236,7 +249,7 @@ def _check(args, github: bool) -> int:
     try:
         results_path, summary_path = output_paths(args.output, args.summary_file)
         root = logical_path(args.root)
-        _remove_stale(results_path, summary_path)
+        _remove_stale(results_path, summary_path, args.benchmark_json)
         stage = "context"
         progress.install(progress.Progress(enabled=not args.quiet, github=github))
         ctx = github_context(root)
@@ -247,7 +260,7 @@ def _check(args, github: bool) -> int:
         stage = "report"
         return _report(outcome, results_path, summary_path, github, args)
     except Exception as exc:  # the one place a bug becomes exit 3
-        _discard_results(results_path)
+        _discard_results(results_path, args.benchmark_json)
         return _internal_error(exc, (last_stage() or stage) if stage == "check" else stage, github)
 
 
@@ -262,7 +275,17 @@ def _options(args) -> Options:
                    advisory=args.advisory)
 
 
-SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main}
+def pool_main(argv: list[str]) -> int:
+    """`rag-corpus-check pool`: the labelling worksheet (see :mod:`pool`)."""
+    from rag_corpus_check.pool import pool
+
+    try:
+        return pool(argv)
+    except Exception as exc:
+        return _internal_error(exc, "pool", False)
+
+
+SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": pool_main}
 
 
 # The last check's outcome: kept so that returning from main() does not free
@@ -288,16 +311,20 @@ def run() -> None:
 def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:
     from rag_corpus_check.report import github as gh
     from rag_corpus_check.report.console import render_console
-    from rag_corpus_check.report.results import write_atomic, write_results
+    from rag_corpus_check.report.results import write_atomic, write_benchmark, write_results
     from rag_corpus_check.report.summary import build_summary
 
     markdown = build_summary(outcome, results_path).render()
     write_results(results_path, outcome)
     write_atomic(summary_path, markdown)
+    benchmark = args.benchmark_json if outcome.verdict in (PASS, FAIL) else None  # measured, gated: means stand
+    if benchmark:
+        write_benchmark(benchmark, outcome)
     if github:
         for line in gh.annotation_lines(outcome):
             print(line)
     text = render_console(outcome, results_path, summary_path)
+    text += f"  benchmark: {safe_text(os.path.abspath(benchmark), 500)}\n" if benchmark else ""
     sys.stdout.write(text.splitlines()[0] + "\n" if args.quiet else text)
     sys.stdout.flush()
     if github:
@@ -323,14 +350,15 @@ def _remove_stale(*paths: str | None) -> None:
             os.unlink(path)
 
 
-def _discard_results(path: str | None) -> None:
+def _discard_results(*paths: str | None) -> None:
     """After an internal error no results file may look like this run's
     verdict (one written before a later fault would say `pass`): remove it."""
-    try:
-        if path and os.path.isfile(path):
-            os.unlink(path)
-    except OSError:
-        pass
+    for path in paths:
+        try:
+            if path and os.path.isfile(path):
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def _internal_error(exc: BaseException, stage: str, github: bool) -> int:

@@ -3,10 +3,14 @@ file: rules, metric deltas, per-question changes, labels, attribution."""
 
 from __future__ import annotations
 
+import os
+import shlex
+
 from rag_corpus_check.compare import MIN_QUESTIONS, Comparison, Delta, QuestionChange
 from rag_corpus_check.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.rules import Rules
+from rag_corpus_check.text import safe_text
 
 SIGNIFICANCE = (
     "two-sided paired randomization (sign-flip) test over questions, 10,000 permutations (fewer past "
@@ -44,7 +48,7 @@ def add_sections(s: Summary, out: Outcome) -> None:
         _questions(s, cmp_)
         _labels(s, cmp_)
         _attribution(s, cmp_)
-        _unjudged(s, cmp_)
+        _unjudged(s, cmp_, out)
 
 
 def _rules(s: Summary, rules: Rules) -> None:
@@ -147,13 +151,28 @@ def _attribution(s: Summary, cmp_: Comparison) -> None:
     )
 
 
-def _unjudged(s: Summary, cmp_: Comparison) -> None:
+def _unjudged(s: Summary, cmp_: Comparison, out: Outcome) -> None:
     if cmp_.unjudged_new_docs:
         s.para(
             "New documents in the top K without a judgement: "
             + "; ".join(f"{cell(e['query_id'])}: {', '.join(cell(d) for d in e['doc_ids'][:5])}"
                         for e in cmp_.unjudged_new_docs[:20])
         )
+        s.para("To judge them, run this where the check ran; it writes a worksheet of every unjudged document in "
+               "the top K of the questions whose top K changed. Fill in its grades, commit it next to the gold "
+               "file and list it under `gold:` after it:")
+        s.code(pool_command(out))
+
+
+def pool_command(out: Outcome) -> str:
+    """The `rag-corpus-check pool` command that pools this PR's changed
+    questions against its base (every value escaped and shell-quoted)."""
+    assert out.base is not None and out.config is not None
+    base = out.base.sha or out.base.rev
+    folder = os.path.dirname(out.gold.file) if out.gold is not None else ""
+    worksheet = os.path.join(folder, f"labels-{base[:7]}.yaml")
+    words = ["--config", out.config.path_display, "--base", base, "--fetch-base", "--changed-only", "--out", worksheet]
+    return "rag-corpus-check pool " + " ".join(shlex.quote(safe_text(w, 300)) for w in words)
 
 
 def _delta_json(d: Delta) -> dict:

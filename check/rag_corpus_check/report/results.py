@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 
 from rag_corpus_check.outcome import Outcome, environment
@@ -117,6 +118,27 @@ def write_results(path: str, out: Outcome) -> None:
     write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
 
 
+BENCHMARK_UNIT = "mean over questions"
+
+
+def benchmark_entries(out: Outcome) -> list[dict]:
+    """The means in github-action-benchmark's `customBiggerIsBetter` format:
+    one ``{"name", "unit", "value", "extra"}`` per measure whose mean is
+    defined (every measure is bigger-is-better). An undefined mean (no
+    question to average) is left out: the chart shows a gap, where a 0
+    would show a drop that did not happen."""
+    ev = out.evaluation
+    if ev is None:
+        return []
+    extra = f"{ev.counted} questions in the means ({len(ev.excluded)} without a relevant document left out)"
+    return [{"name": str(m), "unit": BENCHMARK_UNIT, "value": v, "extra": extra}
+            for m, v in ev.means.items() if v is not None]
+
+
+def write_benchmark(path: str, out: Outcome) -> None:
+    write_atomic(path, json.dumps(benchmark_entries(out), indent=2, allow_nan=False) + "\n")
+
+
 def write_run(path: str, out: Outcome) -> None:
     """The run as JSONL, one question per line in id order, each declaring the
     corpus fingerprint as its snapshot."""
@@ -127,3 +149,17 @@ def write_run(path: str, out: Outcome) -> None:
         for qid in sorted(out.run.queries, key=natural_key)
     ]
     write_atomic(path, "\n".join(lines) + ("\n" if lines else ""))
+
+
+def write_new(path: str, text: str, replace: bool = False) -> None:
+    """Write ``text`` to a new file at exactly ``path``: no directory is
+    made and no symlink followed. With ``replace``, a file or symlink already
+    at ``path`` is removed first (the symlink itself, never what it points
+    to); else :class:`FileExistsError`. A directory is never replaced."""
+    if replace and os.path.lexists(path):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            raise IsADirectoryError(path)
+        os.unlink(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags, 0o644), "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
