@@ -189,8 +189,6 @@ def test_where_in_a_single_file():
     assert where(gold, q, "d") == ("g.yaml", 4) and where(gold, q, "e") == ("g.yaml", 3)
 
 
-@pytest.mark.xfail(strict=True, reason="validate.py names gold.file for every label; the fix is to use "
-                   "inputs.where(gold, q, doc_id) there (not this engineer's file, see the report)")
 def test_an_unknown_document_in_the_second_file_is_reported_there(kb):
     write(kb / "more.yaml", "queries:\n  - query_id: q01\n    relevant:\n      doc-nope: 0\n")
     _listed(kb, "gold.yaml", "more.yaml")

@@ -8,7 +8,7 @@ from operator import attrgetter
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
-from rag_corpus_check.inputs import CorpusView, Gold, Run
+from rag_corpus_check.inputs import CorpusView, Gold, Run, snapshot_where, where
 from rag_corpus_check.text import natural_key, odd_ids, safe_text
 
 
@@ -60,7 +60,7 @@ def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid
 def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems) -> None:
     label = corpus_snapshot(cfg, corpus, problems)
     fp = corpus.fingerprint
-    check_snapshot(gold.snapshot, label, fp, gold.file, gold.snapshot_line, "the gold set", problems)
+    check_snapshot(gold.snapshot, label, fp, *snapshot_where(gold), "the gold set", problems)
     # Every id and snapshot at once, in C; the loops word what is wrong,
     # question by question, and only run where this found something: labelled
     # ids that are unknown or inactive, grades outside the scale, ranked ids
@@ -94,9 +94,8 @@ def _odd_id_problems(corpus: CorpusView, gold: Gold, run: Run, problems: P.Probl
                      severity=P.WARNING)
     questions = gold.queries.keys() | run.queries.keys()
     for qid, why in odd_ids(sorted(questions, key=natural_key), questions):
-        where = gold if qid in gold.queries else run
-        problems.add(P.CONSISTENCY, f"question id {why}{hint}", file=where.file,
-                     line=where.queries[qid].line, id=qid, severity=P.WARNING)
+        file, at = where(gold, gold.queries[qid]) if qid in gold.queries else (run.file, run.queries[qid].line)
+        problems.add(P.CONSISTENCY, f"question id {why}{hint}", file=file, line=at, id=qid, severity=P.WARNING)
 
 
 _RELEVANT = attrgetter("relevant")
@@ -118,7 +117,7 @@ def _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok) -> Non
     suspects = facts.suspects
     for q in gold.queries.values():
         if q.snapshot is not None:
-            check_snapshot(q.snapshot, label, corpus.fingerprint, gold.file, q.line, "the gold set", problems,
+            check_snapshot(q.snapshot, label, corpus.fingerprint, *where(gold, q), "the gold set", problems,
                            q.query_id)
         if q.relevant and not suspects.keys().isdisjoint(q.relevant):
             _suspect_labels(cfg, corpus, gold, q, facts, problems)
@@ -132,13 +131,13 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
     for doc_id, grade in q.relevant.items():
         if doc_id not in facts.suspects:
             continue  # known and active
-        doc, line = facts.suspects[doc_id], q.label_lines.get(doc_id) or q.line
+        doc, (file, line) = facts.suspects[doc_id], where(gold, q, doc_id)
         if doc is None:
             problems.add(
                 P.CONSISTENCY,
                 f"unknown document id in the labels of question `{safe_text(q.query_id, 60)}` "
                 f"(not in {corpus.file}) — remove the label or add the document",
-                file=gold.file, line=line, id=doc_id,
+                file=file, line=line, id=doc_id,
             )
         elif grade >= cfg.min_grade:
             problems.add(
@@ -146,30 +145,31 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
                 f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as relevant "
                 f"({corpus.file}:{facts.lines[doc_id]}); {doc.status} documents should not be served — "
                 "relabel it, or set validation.inactive_labels",
-                file=gold.file, line=line, id=doc_id, severity=severity,
+                file=file, line=line, id=doc_id, severity=severity,
             )
 
 
 def _outside(gold, max_grade: int):
-    """(line, grade, document) of every label off the scale 0..max_grade."""
+    """(file, line, grade, document) of every label off the scale 0..max_grade."""
     for q in gold.queries.values():
         for d, g in q.relevant.items():
             if not 0 <= g <= max_grade:
-                yield q.label_lines.get(d) or q.line or 0, g, d
+                file, line = where(gold, q, d)
+                yield file, line or 0, g, d
 
 
 def _scale_problem(cfg, gold, problems) -> None:
     """One problem for every grade outside the declared scale (a collection
     on another scale has hundreds: one line of what was seen and what to set)."""
     outside = sorted(_outside(gold, cfg.max_grade))
-    line, _, doc_id = outside[0]
-    seen = sorted({g for _, g, _ in outside})
+    file, line, _, doc_id = outside[0]
+    seen = sorted({g for *_, g, _ in outside})
     shown = ", ".join(map(str, seen[:10])) + (" …" if len(seen) > 10 else "")
     problems.add(
         P.SCHEMA,
         f"{len(outside)} labels have grades outside the declared scale 0–{cfg.max_grade} (grades seen: {shown}; "
         f"the first is here) — {scale_hint(seen, cfg.max_grade)} in {cfg.path_display}",
-        file=gold.file, line=line or None, id=doc_id,
+        file=file, line=line or None, id=doc_id,
     )
 
 
@@ -207,15 +207,15 @@ def _ranking_problems(corpus, run, problems, label, unknown: set[str]) -> None:
 
 
 def _question_problems(cfg, gold, run, problems) -> None:
-    _only_in(gold.queries, run.queries, gold.file, cfg.missing_queries, problems,
+    _only_in(gold.queries, run.queries, lambda q: where(gold, q), cfg.missing_queries, problems,
              f"question is in the gold set but not in {run.file}; it is scored as an empty "
              "ranking (0) — add it to the run")
-    _only_in(run.queries, gold.queries, run.file, cfg.extra_queries, problems,
+    _only_in(run.queries, gold.queries, lambda q: (run.file, q.line), cfg.extra_queries, problems,
              f"question is in the run but not in {gold.file}; it cannot be scored and is "
              "left out — label it or remove it from the run")
 
 
-def _only_in(queries: dict, other: dict, file: str, setting: str, problems, message: str) -> None:
+def _only_in(queries: dict, other: dict, place, setting: str, problems, message: str) -> None:
     """One problem per question of ``queries`` that ``other`` lacks (a
     comparison of the key sets in C first), an error or a warning as the
     config's ``setting`` says."""
@@ -224,4 +224,5 @@ def _only_in(queries: dict, other: dict, file: str, setting: str, problems, mess
     severity = P.ERROR if setting == "error" else P.WARNING
     for qid, q in queries.items():
         if qid not in other:
-            problems.add(P.CONSISTENCY, message, file=file, line=q.line, id=qid, severity=severity)
+            file, line = place(q)  # (file, line) of the question
+            problems.add(P.CONSISTENCY, message, file=file, line=line, id=qid, severity=severity)
