@@ -281,3 +281,21 @@ def test_the_summary_gives_the_exact_pool_command(kb, tmp_path, capsys):
     commit(kb, "judged")
     code, res, summary = check(tmp_path, capsys, BM25_CONFIG, "--base", base)
     assert not res["comparison"]["unjudged_new_docs"] and "rag-corpus-check pool" not in summary
+
+
+def test_a_chunked_corpus_is_pooled_by_document(kb, capsys):
+    unpooled(kb)
+    rows = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
+    with open(kb / "corpus.jsonl", "w") as f:
+        for d in rows:
+            half = len(d["text"]) // 2
+            for part, text in (("a", d["text"][:half]), ("b", d["text"][half:])):
+                f.write(json.dumps({**d, "id": f"{d['id']}#{part}", "doc_id": d["id"], "text": text}) + "\n")
+    code, text = pool(capsys, "--out", "labels.yaml")
+    assert code == 0, text
+    sheet = (kb / "labels.yaml").read_text()
+    doc = load_yaml(sheet.encode(), "labels.yaml", Limits())
+    pooled = {d for q in doc["queries"] for d in q["relevant"]}
+    assert pooled and pooled <= {d["id"] for d in rows}  # documents (doc_id), not chunks
+    first = next(d for d in rows if d["id"] in pooled)
+    assert "#   " + " ".join(first["text"].split())[:40] in sheet  # the excerpt is its first chunk's start

@@ -197,11 +197,19 @@ def header(outcome: Outcome, args, out_path: str) -> list[str]:
         "Replace every `null` with the document's grade for the question above it:",
         "  " + _scale(cfg),
         "Delete a document's line to leave it unjudged; a `null` left in makes the check refuse this file.",
-        f"Then commit this file next to the gold file and list both under `gold:` in {cfg.path_display}:",
-        "  gold: [" + ", ".join([*cfg.gold_files, os.path.relpath(out_path, cfg.base_dir)]) + "]",
+        *_listing(cfg, out_path),
         "The comments (question, title, start of the text) are for the judge; the check reads ids and grades.",
         "",
     ]
+
+
+def _listing(cfg: Config, out_path: str) -> list[str]:
+    """How the graded worksheet joins the gold set."""
+    if "dataset" in cfg.raw:
+        return [f"`dataset:` in {cfg.path_display} takes no second gold file: copy the grades into its qrels."]
+    mapped = ["The grades are read through the config's `relevance.map`, as the gold file's are."] if cfg.grade_map else []
+    return mapped + [f"Then commit this file next to the gold file and list both under `gold:` in {cfg.path_display}:",
+                     "  gold: [" + ", ".join([*cfg.gold_files, os.path.relpath(out_path, cfg.base_dir)]) + "]"]
 
 
 def _scale(cfg: Config) -> str:
