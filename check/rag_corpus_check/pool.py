@@ -104,8 +104,9 @@ def _pool(root: str, outcome: Outcome, args, out_path: str) -> int:
     if problems.has_errors():
         return _refuse("the corpus could not be read again for the excerpts: " + problems.errors[0].message)
     if not sheet.questions:
-        print(f"rag-corpus-check pool: nothing to judge — every document in the top {_depth_of(outcome, args)} "
-              "is judged; no worksheet written")
+        which = " of the questions whose top K changed" if args.changed_only else ""
+        print(f"rag-corpus-check pool: nothing to judge — every document in the top {_depth_of(outcome, args)}"
+              f"{which} is judged; no worksheet written")
         return 0
     text = W.render(sheet, header(outcome, args, out_path), with_base=outcome.base is not None)
     return _write(out_path, text, args.force, outcome, sheet)
