@@ -213,3 +213,12 @@ def test_the_base_reads_every_file_of_its_list(kb, tmp_path, capsys):
     assert code in (0, 1) and res["comparison"]["rules"]["source"] == "base"
     [change] = [e for e in res["comparison"]["labels"] if e["query_id"] == "q05"]
     assert change["regraded"] == {"faq-009": [0, 1]}
+
+
+def test_a_question_without_text_in_the_second_file_is_reported_there(kb):
+    """The built-in retriever needs every question's text; the problem names
+    the file of a merged list that holds the question."""
+    write(kb / "more.yaml", "queries:\n  - query_id: q99\n    relevant:\n      faq-001: 1\n")
+    _listed(kb, "gold.yaml", "more.yaml")
+    [problem] = _problems(_check(kb))
+    assert problem.startswith("more.yaml:2 [q99]: question has no `query` text"), problem

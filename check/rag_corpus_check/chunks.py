@@ -11,7 +11,7 @@ by-type table, the comparison with the base) then speaks of one level.
 from __future__ import annotations
 
 from rag_corpus_check import problems as P
-from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery
+from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, where
 from rag_corpus_check.text import safe_text
 
 DOCUMENT = "document"
@@ -46,9 +46,9 @@ def _mixed_labels(corpus, gold: Gold, problems: P.Problems) -> None:
     parents = corpus.parents
     found = list(_chunk_labels(gold, parents))
     for q, d in found[:SHOWN]:
+        file, line = where(gold, q, d)
         problems.add(P.CONSISTENCY, f"labels a chunk (of document `{safe_text(parents[d], 60)}`) while the gold "
-                     "set labels documents (doc_id values): label its document instead", file=gold.file,
-                     line=q.label_lines.get(d) or q.line, id=d)
+                     "set labels documents (doc_id values): label its document instead", file=file, line=line, id=d)
     if len(found) > SHOWN:
         problems.add(P.CONSISTENCY, f"{len(found) - SHOWN} more labels name chunks in a gold set of documents",
                      file=gold.file)

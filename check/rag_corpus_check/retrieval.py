@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
-from rag_corpus_check.inputs import Gold, Run, RunQuery, Source, read_run
+from rag_corpus_check.inputs import Gold, Run, RunQuery, Source, read_run, where
 from rag_corpus_check.outcome import Retrieval
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index, Budget
@@ -81,8 +81,8 @@ class Retriever:
                     ranking = done[text] = index.search(text, self.cfg.bm25.depth)
                 run.queries[qid] = RunQuery(qid, None, list(ranking))
             except Budget as exc:
-                problems.add(P.LIMIT, budget_message(exc, self.cfg), file=gold.file,
-                             line=gold.queries[qid].line, id=qid)
+                file, line = where(gold, gold.queries[qid])
+                problems.add(P.LIMIT, budget_message(exc, self.cfg), file=file, line=line, id=qid)
                 return None
             progress.tick("retrieving with BM25", i, len(questions), unit="questions")
         return run
@@ -111,10 +111,11 @@ class Retriever:
 def _questions(gold: Gold, problems: P.Problems) -> list[tuple[str, str]] | None:
     missing = [q for q in gold.queries.values() if not (q.text or "").strip()]
     for q in missing:
+        file, line = where(gold, q)
         problems.add(
             P.CONFIG,
             "question has no `query` text, which the retriever needs; add it, or give a "
             "committed `run:` in the config (TREC qrels carry no text)",
-            file=gold.file, line=q.line, id=q.query_id,
+            file=file, line=line, id=q.query_id,
         )
     return None if missing else [(qid, q.text or "") for qid, q in sorted(gold.queries.items())]
