@@ -51,10 +51,12 @@ def unpooled(kb):
     (kb / "gold.yaml").write_text("\n".join(kept) + "\n")
 
 
-def check(tmp_path, capsys, config, *argv):
+def check(tmp_path, capsys, config, *argv, console=None):
     out = tmp_path / "out"
     code = main(["--config", config, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md"), *argv])
-    capsys.readouterr()
+    printed = capsys.readouterr().out
+    if console is not None:
+        console.append(printed)
     return code, json.loads((out / "r.json").read_text()), (out / "s.md").read_text()
 
 
@@ -270,17 +272,20 @@ def test_the_summary_gives_the_exact_pool_command(kb, tmp_path, capsys):
     base = commit(kb, "base")
     new_document(kb)
     commit(kb, "a new document")
-    code, res, summary = check(tmp_path, capsys, BM25_CONFIG, "--base", base)
+    console: list[str] = []
+    code, res, summary = check(tmp_path, capsys, BM25_CONFIG, "--base", base, console=console)
     command = (f"rag-corpus-check pool --config .rag-corpus-check.yml --base {base} --fetch-base --changed-only "
                f"--out labels-{base[:7]}.yaml")
     assert "New documents in the top K without a judgement" in summary and command in summary
+    assert f"without a judgement; to judge them:\n    {command}\n" in console[0]  # the local dry run says it too
     code, text = pool(capsys, *shlex.split(command)[2:])  # the command as the reader would run it
     assert code == 0 and (kb / f"labels-{base[:7]}.yaml").exists(), text
     grade(kb / f"labels-{base[:7]}.yaml", {})
     listed(kb, BM25_CONFIG, "gold.yaml", f"labels-{base[:7]}.yaml")
     commit(kb, "judged")
-    code, res, summary = check(tmp_path, capsys, BM25_CONFIG, "--base", base)
+    code, res, summary = check(tmp_path, capsys, BM25_CONFIG, "--base", base, console=console)
     assert not res["comparison"]["unjudged_new_docs"] and "rag-corpus-check pool" not in summary
+    assert "rag-corpus-check pool" not in console[1]
 
 
 def test_a_chunked_corpus_is_pooled_by_document(kb, capsys):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rag_corpus_check.measures import headline
 from rag_corpus_check.outcome import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, gate_reasons
-from rag_corpus_check.report.changes import dropped, moved_documents, signed
+from rag_corpus_check.report.changes import dropped, moved_documents, pool_command, signed
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.retrieval import run_source_line
@@ -71,7 +71,16 @@ def _comparison(out: Outcome) -> list[str]:
         return [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
     lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})" for d in cmp_.deltas]
-    return lines + _drop_lines(dropped(cmp_))
+    return lines + _drop_lines(dropped(cmp_)) + _pool_lines(out, cmp_.unjudged_new_docs)
+
+
+def _pool_lines(out: Outcome, unjudged: list[dict]) -> list[str]:
+    """New documents in the top K that nobody judged, and the command that
+    writes the worksheet to judge them."""
+    if not unjudged:
+        return []
+    return [f"  {len(unjudged)} questions have new documents in the top K without a judgement; to judge them:",
+            f"    {pool_command(out)}"]
 
 
 def _drop_lines(drops: list) -> list[str]:
