@@ -5,11 +5,10 @@ warning; every file is in the provenance; a worksheet left unfilled is
 refused with a message that says so; the base comparison reads the list."""
 
 import json
-import shutil
 
 import pytest
 
-from conftest import EXAMPLE, write
+from conftest import write
 from rag_corpus_check import problems as P
 from rag_corpus_check.check import run_check
 from rag_corpus_check.config import load_config
@@ -20,16 +19,6 @@ from rag_corpus_check.inputs.records import Gold
 from support.repos import commit, edit, init
 
 CONFIG = ".rag-corpus-check.yml"
-
-
-@pytest.fixture
-def kb(tmp_path, monkeypatch):
-    repo = tmp_path / "kb"
-    shutil.copytree(EXAMPLE, repo)
-    monkeypatch.chdir(repo)
-    for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
-        monkeypatch.delenv(var, raising=False)
-    return repo
 
 
 def _listed(kb, *files, config=CONFIG):

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 
 import pytest
 
@@ -24,16 +23,6 @@ RUN_CONFIG = "committed-run.rag-corpus-check.yml"
 BM25_CONFIG = ".rag-corpus-check.yml"
 # Every line of a worksheet is a comment or one of these (nothing else can get in).
 STRUCTURE = re.compile(r'( *#.*|queries:|  - query_id: ".*"|    relevant:|      ".*": null)')
-
-
-@pytest.fixture
-def kb(tmp_path, monkeypatch):
-    repo = tmp_path / "kb"
-    shutil.copytree(EXAMPLE, repo)
-    monkeypatch.chdir(repo)
-    for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
-        monkeypatch.delenv(var, raising=False)
-    return repo
 
 
 def unpooled(kb):
