@@ -5,8 +5,9 @@ workflow users copy (tests/fixtures/action/consumer-workflow.yml), runs
 ``act pull_request`` on it and reads act's JSON log: job result, step outputs,
 annotations, the job summary. How act is set up (the action and setup-python
 mapped to local directories, actions/checkout copying the local tree) is
-described in tests/act_helpers.py. A run takes about 6 s, most of it pip
-installing the hash-locked wheels into a fresh venv, as on GitHub.
+described in tests/act_helpers.py. A run takes about 3 s; the install step
+downloads uv (a pinned, hashed wheel from PyPI) and installs the hash-locked
+wheels into a fresh venv without pip, as on GitHub.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.markers import Marker
+from packaging.utils import canonicalize_name
 
 from act_helpers import (
     CHECK_STEP,
@@ -105,6 +108,51 @@ def assert_ran_python_313(run: ActRun) -> None:
     assert re.search(r"^Python 3\.13\.", venv_log, re.M), run.describe()
 
 
+VENV_STEP = [GATE_STEP, "venv"]
+LOCK = ROOT / "requirements" / "runtime.lock"
+UV_WHEELS = ROOT / "requirements" / "uv-wheels.txt"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def locked_for_313() -> set[str]:
+    """name==version of each runtime.lock entry whose marker holds on Python 3.13."""
+    env = {"python_full_version": "3.13.0", "python_version": "3.13"}
+    pins = set()
+    for m in re.finditer(
+        r"(?m)^([A-Za-z0-9][\w.-]*)==([^\s;\\]+)(?:\s*;\s*([^\\\n]+?))?\s*\\?$",
+        LOCK.read_text(encoding="utf-8"),
+    ):
+        name, version, marker = m.groups()
+        if marker is None or Marker(marker).evaluate(env):
+            pins.add(f"{canonicalize_name(name)}=={version}")
+    return pins
+
+
+def venv_log(run: ActRun) -> list[str]:
+    return [ANSI.sub("", line) for line in run.printed(VENV_STEP)]
+
+
+def assert_locked_venv(run: ActRun, installer: str) -> None:
+    """The install step made a venv without pip, installed with ``installer``
+    exactly the lock's pins for Python 3.13, and handed that venv's
+    interpreter to the check."""
+    log = venv_log(run)
+    installed = [line.split(":", 1)[1].split() for line in log if line.startswith("installed:")]
+    assert len(installed) == 1, "\n".join(log)
+    names = {f"{canonicalize_name(d.split('==')[0])}=={d.split('==')[1]}" for d in installed[0]}
+    assert names == locked_for_313(), (names, locked_for_313())
+    assert not any(n.startswith(("pip==", "setuptools==")) for n in names), names
+    text = "\n".join(log)
+    if installer == "uv":
+        assert re.search(r"^Installed \d+ packages", text, re.M), text
+        assert "Successfully installed" not in text, text
+    else:
+        assert "Successfully installed" in text, text
+        assert not re.search(r"^Installed \d+ packages", text, re.M), text
+    python = run.outputs(VENV_STEP).get("python", "")
+    assert python.endswith("/rag-corpus-check-venv/bin/python"), run.outputs(VENV_STEP)
+
+
 def assert_log_clean(run: ActRun) -> None:
     """Nothing the check printed became a workflow command it did not mean to send."""
     allowed = {"error", "warning", "notice", "set-output", "summary", "debug", "group", "endgroup"}
@@ -151,12 +199,30 @@ def local_cli_outputs(repo: Path, config: str, tmp_path: Path) -> dict[str, str]
 # --- a passing check -------------------------------------------------------------------
 
 
+INSPECT_VENV = """\
+      - name: inspect the venv
+        id: inspect
+        shell: bash
+        run: |
+          venv="$RUNNER_TEMP/rag-corpus-check-venv"
+          echo "bin: $(cd "$venv/bin" && echo *)"
+          "$venv/bin/python" -I -c 'import importlib.util as u; print("pip module:", u.find_spec("pip"))'
+"""
+
+
 def test_passing_example_succeeds_with_outputs_and_summary(tmp_path, action):
-    repo = consumer(tmp_path, kb_at_root())
+    repo = consumer(tmp_path, kb_at_root(), post_steps=INSPECT_VENV)
     run = run_act(repo, tmp_path, action_dir=action)
 
     assert run.returncode == 0 and run.job_result == "success", run.describe()
     assert_ran_python_313(run)
+    # No ensurepip: the venv has no pip; uv put exactly the locked wheels in it.
+    assert_locked_venv(run, "uv")
+    assert not run.commands("notice", VENV_STEP), run.describe()
+    inspected = run.printed(["inspect"])
+    assert "pip module: None" in inspected, inspected
+    [bin_line] = [line for line in inspected if line.startswith("bin: ")]
+    assert "python" in bin_line.split() and "pip" not in bin_line, bin_line
     out = gate_outputs(run)
     assert out["passed"] == "true" and out["verdict"] == "pass", out
     assert out["exit-code"] == "0" and out["k"] == "5", out
@@ -651,6 +717,124 @@ def test_invalid_boolean_input_is_refused(tmp_path, action):
     errors = [e.get("arg", "") for e in run.commands("error")]
     assert any("'true' or 'false'" in e for e in errors), run.describe()
     assert not run.in_step(CHECK_STEP)
+
+
+# --- the install step: uv when it can be had, pip otherwise -----------------------------
+
+UV_PLATFORMS = {
+    ("Linux", "X64"): ("manylinux", "x86_64"),
+    ("Linux", "ARM64"): ("manylinux", "aarch64"),
+    ("macOS", "X64"): ("macosx", "x86_64"),
+    ("macOS", "ARM64"): ("macosx", "arm64"),
+    ("Windows", "X64"): ("win_amd64",),
+    ("Windows", "ARM64"): ("win_arm64",),
+}
+
+
+def uv_pins() -> list[list[str]]:
+    lines = UV_WHEELS.read_text(encoding="utf-8").splitlines()
+    return [line.split() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def test_uv_is_pinned_for_each_hosted_runner_platform():
+    """One wheel of one uv version per RUNNER_OS/RUNNER_ARCH that GitHub hosts,
+    by its PyPI URL and sha-256 (the act tests download the Linux X64 one)."""
+    rows = uv_pins()
+    assert all(len(row) == 4 for row in rows), rows
+    assert sorted((os_, arch) for os_, arch, _, _ in rows) == sorted(UV_PLATFORMS)
+    versions = set()
+    for os_, arch, sha, url in rows:
+        assert re.fullmatch(r"[0-9a-f]{64}", sha), (os_, arch, sha)
+        m = re.fullmatch(
+            r"https://files\.pythonhosted\.org/packages/[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{60}/"
+            r"uv-(\d+\.\d+\.\d+)-py3-none-([\w.]+)\.whl",
+            url,
+        )
+        assert m, url
+        versions.add(m.group(1))
+        for part in UV_PLATFORMS[(os_, arch)]:
+            assert part in m.group(2), (os_, arch, url)
+    assert len(versions) == 1, versions
+    assert f"# uv {versions.pop()}\n" in UV_WHEELS.read_text(encoding="utf-8")
+
+
+def action_with_uv_pins(tmp_path: Path, action: Path, edit) -> Path:
+    """A copy of the action whose requirements/uv-wheels.txt is ``edit(text)``."""
+    copy = tmp_path / "edited-action"
+    shutil.copytree(action, copy, symlinks=True)
+    pins = copy / "requirements" / "uv-wheels.txt"
+    text = pins.read_text(encoding="utf-8")
+    edited = edit(text)
+    assert edited != text
+    pins.write_text(edited, encoding="utf-8")
+    return copy
+
+
+def test_a_runner_without_a_pinned_uv_installs_the_same_wheels_with_pip(tmp_path, action):
+    """The pip path (platforms with no uv pin): the same venv without pip, filled
+    by setup-python's pip through --python, still hash-checked."""
+    copy = action_with_uv_pins(tmp_path, action, lambda t: re.sub(r"(?m)^Linux X64 .*\n", "", t))
+    repo = consumer(tmp_path, kb_at_root(), post_steps=INSPECT_VENV)
+    run = run_act(repo, tmp_path, action_dir=copy)
+
+    assert run.job_result == "success", run.describe()
+    assert_ran_python_313(run)
+    assert_locked_venv(run, "pip")
+    assert not run.commands("notice", VENV_STEP), run.describe()
+    assert "pip module: None" in run.printed(["inspect"])
+    assert gate_outputs(run)["verdict"] == "pass"
+
+
+def test_a_uv_that_cannot_be_downloaded_falls_back_to_pip_with_a_notice(tmp_path, action):
+    unreachable = "https://127.0.0.1:9/uv-0.0.0-py3-none-manylinux_2_17_x86_64.whl"
+    copy = action_with_uv_pins(
+        tmp_path,
+        action,
+        lambda t: re.sub(r"(?m)^(Linux X64 \w+) \S+$", rf"\1 {unreachable}", t),
+    )
+    repo = consumer(tmp_path, kb_at_root())
+    run = run_act(repo, tmp_path, action_dir=copy)
+
+    assert run.job_result == "success", run.describe()
+    notices = [e.get("arg", "") for e in run.commands("notice", VENV_STEP)]
+    assert any("could not download uv" in n for n in notices), run.describe()
+    assert_locked_venv(run, "pip")
+
+
+def test_a_uv_that_fails_to_install_falls_back_to_pip(tmp_path, action):
+    """uv is downloaded but cannot reach its index (here: the job points it at a
+    closed port); pip, with the runner's own configuration, installs instead."""
+    uv_env = "    env:\n      UV_DEFAULT_INDEX: https://127.0.0.1:9/simple\n"
+    workflow = consumer_workflow()
+    anchor = "    runs-on: ubuntu-latest\n"
+    assert anchor in workflow
+    repo = make_consumer_repo(
+        tmp_path / "repo", kb_at_root(), workflow.replace(anchor, anchor + uv_env)
+    )
+    run = run_act(repo, tmp_path, action_dir=action)
+
+    assert run.job_result == "success", run.describe()
+    notices = [e.get("arg", "") for e in run.commands("notice", VENV_STEP)]
+    assert any("uv could not install" in n for n in notices), run.describe()
+    assert_locked_venv(run, "pip")
+
+
+def test_a_uv_wheel_with_another_hash_is_never_run(tmp_path, action):
+    """A downloaded uv whose sha-256 is not the pinned one fails the step: no
+    fallback, nothing installed, the check does not run."""
+    copy = action_with_uv_pins(
+        tmp_path, action, lambda t: re.sub(r"(?m)^(Linux X64) [0-9a-f]{64}", r"\1 " + "0" * 64, t)
+    )
+    repo = consumer(tmp_path, kb_at_root())
+    run = run_act(repo, tmp_path, action_dir=copy)
+
+    assert run.job_result == "failure", run.describe()
+    errors = [e.get("arg", "") for e in run.commands("error", VENV_STEP)]
+    assert any("failed its sha-256 check" in e for e in errors), run.describe()
+    assert not any(line.startswith("installed:") for line in venv_log(run)), run.describe()
+    # (act files the post step of setup-python under gate/check/venv/python.)
+    assert not run.in_step(CHECK_STEP, exact=True), run.describe()
+    assert gate_outputs(run).get("verdict", "") == "", gate_outputs(run)
 
 
 # --- the action's own safety net -------------------------------------------------------
