@@ -62,6 +62,31 @@ def test_a_beir_folder_reads_as_it_is(repo, tmp_path, native):
     assert code == 0 and res["run_source"]["type"] == "bm25" and res["metrics"]["R@5"] > 0.3
 
 
+def test_a_beir_folder_is_compared_with_its_base(repo, tmp_path):
+    """The base tree holds every file of the dataset (queries.jsonl too): a
+    drop against the base is measured, so the base's max_drop can fail it."""
+    from support.repos import commit, init
+
+    corpus, gold, _ = _example(repo)
+    write(repo / "beir/corpus.jsonl", "".join(json.dumps({"_id": d["id"], "text": d["text"]}) + "\n"
+                                              for d in corpus))
+    write(repo / "beir/queries.jsonl", "".join(json.dumps({"_id": q["query_id"], "text": q["query"]}) + "\n"
+                                               for q in gold))
+    rows = [f"{q['query_id']}\t{d}\t{g}" for q in gold for d, g in q["relevant"].items()]
+    write(repo / "beir/qrels/test.tsv", "query-id\tcorpus-id\tscore\n" + "\n".join(rows) + "\n")
+    write(repo / ".rag-corpus-check.yml", "version: 1\nk: 5\ndataset: {format: beir, path: beir}\n"
+                                          "thresholds:\n  nDCG@5: {min: 0.1, max_drop: 0.01}\n")
+    init(repo)
+    base = commit(repo, "base")
+    write(repo / "beir/queries.jsonl", "".join(json.dumps({"_id": q["query_id"], "text": "zzz unrelated"}) + "\n"
+                                               for q in gold))
+    commit(repo, "every question text replaced")
+    code, res, _ = _run(tmp_path, "cmp", "--base", base)
+    assert res["comparison"]["deltas"], res["comparison"]
+    assert code == 1 and res["comparison"]["rules"]["source"] == "base"
+    assert any(t["measure"] == "nDCG@5" and not t["passed"] for t in res["thresholds"]), res["thresholds"]
+
+
 def test_beir_problems_name_beirs_fields_and_lines(repo, tmp_path, capsys):
     write(repo / "beir/corpus.jsonl", '{"_id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n')
     write(repo / "beir/queries.jsonl", '{"_id": "q1", "text": "x"}\n')

@@ -156,9 +156,7 @@ def _measure_base(tree: BaseTree, base_cfg: Config, out: Outcome, base_out: Outc
                    "the base tree checked out), so only the head was measured")
         return Inputs()
     try:
-        for rel in (base_cfg.corpus, *base_cfg.gold_files, base_cfg.run):
-            if rel is None:
-                continue
+        for rel in base_cfg.input_files:
             path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
             if tree.export(path, base_cfg.limits.max_file_bytes) is None:
                 _note(out, f"`{path}` does not exist at the base commit; nothing to compare")

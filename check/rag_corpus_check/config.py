@@ -93,6 +93,12 @@ class Config:
         return [self.gold, *self.extra_gold]
 
     @property
+    def input_files(self) -> list[str]:
+        """Every input file the config names (corpus, gold, BEIR's queries,
+        run), relative to its folder: what a tree must hold to be measured."""
+        return [rel for rel in (self.corpus, *self.gold_files, self.queries, self.run) if rel is not None]
+
+    @property
     def run_source(self) -> str:
         """Where the ranking comes from: "file", "bm25" or "command"."""
         return "file" if self.run is not None else self.retriever
