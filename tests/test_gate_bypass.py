@@ -50,6 +50,33 @@ def test_a_planted_bare_repository_runs_nothing_without_base(monorepo, tmp_path,
     assert results["provenance"]["commit"] == head  # the real checkout's commit
 
 
+@pytest.mark.parametrize("entry", ["", ".", "bin"])
+def test_a_git_program_in_the_tree_never_runs(kb, tmp_path, capsys, monkeypatch, entry):
+    """A pull request can commit an executable named `git`. Git is run in the
+    checkout's top directory, so a relative PATH entry (an empty one is the
+    current directory) would find it there; on Windows the current directory
+    is searched before PATH. Only git on an absolute PATH entry is run."""
+    marker = tmp_path / "PWNED"
+    fake = kb / (entry or ".") / "git"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    fake.chmod(0o755)
+    base = commit(kb, "base")
+    commit(kb, "a pull request that commits a `git` program")
+    monkeypatch.setenv("PATH", f"{entry}{os.pathsep}{os.environ['PATH']}")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert not marker.exists(), "a `git` from the pull request ran"
+    assert code == 0 and results["rules_source"] == "base", text
+
+
+def test_without_git_on_an_absolute_path_the_check_fails_closed(kb, tmp_path, capsys, monkeypatch):
+    commit(kb, "base")
+    monkeypatch.setenv("PATH", "relative-only")
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 2, text
+    assert "git could not be run" in messages(results)
+
+
 def test_a_planted_bare_repository_runs_nothing_with_base(monorepo, tmp_path, capsys):
     base = commit(monorepo, "base")
     marker = tmp_path / "PWNED"

@@ -64,6 +64,24 @@ def git_environment(environ=None) -> dict[str, str]:
     return env
 
 
+def git_program(env: dict[str, str]) -> str:
+    """The git program, by its absolute path, from the absolute entries of
+    PATH only. Git runs in the checkout's top directory, a tree a pull request
+    fills: a relative PATH entry (an empty one is the current directory) would
+    find a `git` it committed there, and Windows searches the current
+    directory before PATH for a bare name. FileNotFoundError (an OSError, as
+    when git is not installed) when there is none."""
+    names = ("git.exe", "git") if os.name == "nt" else ("git",)
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        if not os.path.isabs(folder):
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    raise FileNotFoundError("git is not on an absolute entry of PATH")
+
+
 @dataclass(frozen=True)
 class Checkout:
     """A git checkout: its ``.git`` (a directory, or a gitfile for worktrees
@@ -79,10 +97,11 @@ class Checkout:
     resolved: str = ""
 
     def git(self, *args: str, stdout=subprocess.PIPE, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+        env = git_environment()
         return subprocess.run(
-            ["git", f"--git-dir={self.git_dir}", *HARDENING, *args],
+            [git_program(env), f"--git-dir={self.git_dir}", *HARDENING, *args],
             cwd=self.top, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
-            timeout=timeout, check=False, env=git_environment(),
+            timeout=timeout, check=False, env=env,
         )
 
     def commit_of(self, rev: str) -> str | None:
