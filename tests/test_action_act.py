@@ -312,6 +312,30 @@ def test_the_base_commit_is_compared_and_its_thresholds_hold(tmp_path, action):
     assert not [w for w in run.commands("warning") if "not in the clone" in w.get("arg", "")]
 
 
+def test_a_merge_queue_run_compares_with_the_queue_base(tmp_path, action):
+    """Under `merge_group` there is no pull_request in the event: base-ref's
+    default is the merge group's base_sha, so the base rules hold in the merge
+    queue too (it ran on the head's own rules before)."""
+    base = kb_at_root()
+    config = base[".rag-corpus-check.yml"].read_text(encoding="utf-8")
+    loosened, n = re.subn(r"(?m)^(  nDCG@5:) .*$", r"\1 0.05", config)
+    assert n == 1
+    repo = make_consumer_repo(
+        tmp_path / "repo",
+        {".rag-corpus-check.yml": loosened},
+        consumer_workflow(event="merge_group"),
+        base_files=base,
+    )
+    payload = {"merge_group": {"base_sha": repo.base_sha, "head_sha": repo.head_sha,
+                               "base_ref": "refs/heads/main", "head_ref": "refs/heads/gh-readonly-queue/main/pr-7"},
+               "repository": {"full_name": "acme/knowledge-base", "default_branch": "main"}}
+    run = run_act(repo, tmp_path, event="merge_group", action_dir=action, payload=payload)
+
+    assert run.job_result == "failure", run.describe()
+    out = gate_outputs(run)
+    assert out["verdict"] == "fail" and out["rules-source"] == "base", out
+
+
 def test_a_base_missing_from_the_clone_fails_closed_and_says_what_to_add(tmp_path, action):
     """require-base (default 'true'): a base that is neither in the clone nor
     fetchable fails the step as invalid input, naming `fetch-depth: 2`."""
