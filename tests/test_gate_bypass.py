@@ -252,20 +252,26 @@ def test_a_base_revision_missing_from_the_clone(kb, tmp_path, capsys):
 # ---------------------------------------------------------------- 3. how the ranking is produced is a rule
 
 
-def test_a_fabricated_run_over_an_emptied_corpus_fails(kb, tmp_path, capsys):
-    """The review's attack: every text replaced by lorem ipsum, and `run:`
-    pointing at a run made from the gold set (nDCG 1.0)."""
-    base = commit(kb, "base: built-in BM25")
+def _lorem_and_a_fabricated_run(kb, run: str) -> None:
+    """Every text replaced by lorem ipsum, and `run` written from the gold set
+    (each question's relevant documents first: nDCG 1.0)."""
     rows = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
     (kb / "corpus.jsonl").write_text("".join(
         json.dumps({**r, "title": "lorem", "text": "lorem ipsum"}) + "\n" for r in rows))
     import yaml
 
     gold = yaml.safe_load((kb / "gold.yaml").read_text())
-    with open(kb / "fabricated.jsonl", "w") as f:
+    with open(kb / run, "w") as f:
         for q in gold["queries"]:
             ranking = sorted(q["relevant"], key=lambda d: -q["relevant"][d])
             f.write(json.dumps({"query_id": q["query_id"], "ranking": ranking}) + "\n")
+
+
+def test_a_fabricated_run_over_an_emptied_corpus_fails(kb, tmp_path, capsys):
+    """The review's attack: every text replaced by lorem ipsum, and `run:`
+    pointing at a run made from the gold set (nDCG 1.0)."""
+    base = commit(kb, "base: built-in BM25")
+    _lorem_and_a_fabricated_run(kb, "fabricated.jsonl")
     with open(kb / CONFIG, "a") as f:
         f.write("run: fabricated.jsonl\n")
     commit(kb, "lorem ipsum and a fabricated run")
@@ -276,6 +282,35 @@ def test_a_fabricated_run_over_an_emptied_corpus_fails(kb, tmp_path, capsys):
     assert any("how the ranking is produced changed" in c and "committed run `fabricated.jsonl`" in c
                for c in loosened), loosened
     assert "FAILED" in text.splitlines()[0]
+
+
+def test_a_committed_run_rewritten_in_place_is_shown_as_pull_request_data(kb, tmp_path, capsys, monkeypatch):
+    """With `run:` at the base already, the same file rewritten from the gold
+    set is no change of rules: a committed run is what the pull request says
+    it retrieves. The gate cannot tell a fabricated run from a better
+    retriever's, so it says so where a reviewer looks (a warning annotation at
+    the run file, the summary), and the README says to leave `run:` out when
+    the corpus itself must be measured."""
+    (kb / "committed-run.rag-corpus-check.yml").replace(kb / CONFIG)
+    base = commit(kb, "base: a committed run")
+    _lorem_and_a_fabricated_run(kb, "run.jsonl")
+    commit(kb, "lorem ipsum and the committed run rewritten from the gold set")
+    output = tmp_path / "gh-output"
+    output.write_text("")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    code, text, results, summary = check(tmp_path, capsys, "--base", base, "--github", "--no-step-summary")
+    assert results["rules_source"] == "base"
+    warning = [p for p in results["problems"] if "committed run's rankings changed" in p["message"]]
+    assert [(p["severity"], p["file"]) for p in warning] == [("warning", "run.jsonl")], results["problems"]
+    assert "::warning file=run.jsonl," in text and "committed run" in summary
+
+
+def test_an_unchanged_committed_run_is_not_warned_about(kb, tmp_path, capsys):
+    (kb / "committed-run.rag-corpus-check.yml").replace(kb / CONFIG)
+    base = commit(kb, "base: a committed run")
+    commit(kb, "nothing changed")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 0 and "committed run's rankings changed" not in messages(results)
 
 
 @pytest.mark.parametrize("old, new, change", [

@@ -13,7 +13,7 @@ from rag_corpus_check.base_tree import BaseTree, open_base
 from rag_corpus_check.compare import Side, compare, max_drop_failures
 from rag_corpus_check.config import Config, load_config
 from rag_corpus_check.context import Context
-from rag_corpus_check.inputs import Inputs
+from rag_corpus_check.inputs import Inputs, Run
 from rag_corpus_check.outcome import BaseResult, Outcome, decide
 from rag_corpus_check.pipeline import Options, enter, gate, measure
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
@@ -187,6 +187,13 @@ def _change_warnings(cfg: Config, out: Outcome) -> None:
             "answers separately from the system change (see the attribution)",
             file=out.gold.file, severity=P.WARNING,
         )
+    if cfg.run_source == "file" and out.run is not None and _rankings_changed(out.base.rankings or {}, out.run):
+        out.problems.add(
+            P.CONSISTENCY, "the committed run's rankings changed in this PR: with `run:` the gate measures the "
+            "rankings the pull request supplies, not rankings made from the corpus here, and cannot tell a "
+            "better retriever's run from a made-up one — review this file like code, or leave `run:` out so "
+            "the built-in retriever ranks the corpus", file=out.run.file, severity=P.WARNING,
+        )
     if comparison.unjudged_new_docs:
         n = sum(len(e["doc_ids"]) for e in comparison.unjudged_new_docs)
         out.problems.add(
@@ -194,3 +201,8 @@ def _change_warnings(cfg: Config, out: Outcome) -> None:
             f"({len(comparison.unjudged_new_docs)} questions); the labels are going stale — judge them "
             "(a Judged@k threshold can enforce it)", file=out.gold.file, severity=P.WARNING,
         )
+
+
+def _rankings_changed(base: dict[str, list[str]], head: Run) -> bool:
+    """Any question ranked differently (or only on one side)."""
+    return base.keys() != head.queries.keys() or any(base[q] != r.ranking for q, r in head.queries.items())
