@@ -244,6 +244,7 @@ def test_a_base_revision_missing_from_the_clone(kb, tmp_path, capsys):
     commit(kb, "only")
     code, text, results, _ = check(tmp_path, capsys, "--base", "0" * 40)
     assert code == 2 and "fetch-depth: 2" in messages(results)
+    assert messages(results).count("the head's own rules") == 1, messages(results)  # how to opt out, once
     code, text, results, _ = check(tmp_path, capsys, "--base", "0" * 40, "--no-require-base")
     assert code == 0 and results["rules_source"] == "head-no-base"
     assert "fetch-depth: 2" in messages(results)

@@ -190,6 +190,5 @@ def _commit(checkout: Checkout, rev: str, fetch: bool) -> str:
         "base",
         f"base revision `{shown}` is not in this clone{fetched}. In a workflow, check out with "
         "`fetch-depth: 2` (actions/checkout) so the base is in the clone; on the command line, "
-        f"`git fetch --depth=1 origin {shown}` first. To run on the head's own rules instead, "
-        "set `require-base: 'false'` (CLI: --no-require-base)",
+        f"`git fetch --depth=1 origin {shown}` first",  # base_check adds how to opt out, once
     )
