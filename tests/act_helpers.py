@@ -110,14 +110,21 @@ class ConsumerRepo:
     head_sha: str
 
 
-Files = Mapping[str, "str | bytes | Path"]
+class Link(str):
+    """A file that is a symbolic link to this (relative) target."""
+
+
+Files = Mapping[str, "str | bytes | Path | Link"]
 
 
 def _write(root: Path, files: Files) -> None:
     for rel, content in files.items():
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, Path):
+        if isinstance(content, Link):
+            target.unlink(missing_ok=True)
+            os.symlink(str(content), target)
+        elif isinstance(content, Path):
             shutil.copyfile(content, target)
         elif isinstance(content, bytes):
             target.write_bytes(content)

@@ -29,6 +29,7 @@ from act_helpers import (
     ROOT,
     ActRun,
     ConsumerRepo,
+    Link,
     consumer_workflow,
     copy_repository,
     example_files,
@@ -310,6 +311,28 @@ def test_the_base_commit_is_compared_and_its_thresholds_hold(tmp_path, action):
     summary = run.summary()
     assert repo.base_sha in summary, summary[:3000]
     assert not [w for w in run.commands("warning") if "not in the clone" in w.get("arg", "")]
+
+
+def test_a_config_swapped_for_a_symlink_keeps_the_base_rules(tmp_path, action):
+    """The review's attack under a runner: the pull request makes the config a
+    symlink to a new, lax file. The base config is read at the configured
+    path, so the base rules hold and the swap is itself a loosened rule."""
+    base = kb_at_root()
+    config = base[".rag-corpus-check.yml"].read_text(encoding="utf-8")
+    lax, n = re.subn(r"(?m)^(  (P|R|nDCG)@5:) .*$", r"\1 0.01", config)
+    assert n == 3
+    repo = make_consumer_repo(
+        tmp_path / "repo",
+        {"lax.yml": lax, ".rag-corpus-check.yml": Link("lax.yml")},
+        consumer_workflow(),
+        base_files=base,
+    )
+    run = run_act(repo, tmp_path, action_dir=action)
+
+    assert run.job_result == "failure", run.describe()
+    out = gate_outputs(run)
+    assert out["verdict"] == "fail" and out["rules-source"] == "base", out
+    assert "now resolves to \\`lax\\.yml\\`" in run.summary(), run.summary()[:3000]  # escaped, as all PR text
 
 
 def test_a_merge_queue_run_compares_with_the_queue_base(tmp_path, action):
