@@ -7,6 +7,8 @@ message and in the same order."""
 
 import random
 
+import pytest
+
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
 from rag_corpus_check.inputs import Corpus, Gold, GoldQuery, Run, RunQuery
@@ -155,3 +157,16 @@ def test_invisible_and_lookalike_ids_are_warned_and_shown_escaped(tmp_path, caps
     for p in warned:
         assert not any(ord(c) in (0x3164, 0x2800, 0x34F, 0xFE0F) for c in p["id"] + p["message"])
     assert "\u3164" not in out and "\u2800" not in out
+
+
+@pytest.mark.parametrize(("odd", "like"), [
+    ("p\u0585licy-001", "policy-001"),  # Armenian o
+    ("faq\u2010001", "faq-001"),  # Unicode hyphen
+    ("faq\u2212001", "faq-001"),  # minus sign
+    ("h\u0578w-to", "hnw-to"),  # Armenian n (drawn like n)
+])
+def test_lookalikes_of_other_scripts_and_dashes(odd, like):
+    from rag_corpus_check.text import odd_ids
+
+    found = odd_ids([odd], {odd, like})
+    assert len(found) == 1 and found[0][0] == odd and f"looks like `{like}`" in found[0][1], found

@@ -95,13 +95,18 @@ def nfkc(text: str, piece: int = MAX_PIECE) -> str:
 # ---------------------------------------------------------------- ids that look like other ids
 
 # Letters of other scripts drawn like Latin ones (the common part of
-# Unicode's confusables for Cyrillic and Greek); NFKC already folds
-# full-width and compatibility forms.
+# Unicode's confusables for Cyrillic, Greek and Armenian), and dashes and
+# minus signs drawn like the hyphen-minus; NFKC already folds full-width and
+# compatibility forms.
 _LOOKALIKE = str.maketrans(
     "аАВсСеЕһНіІјЈКӏМоОрРԛԚѕЅТуУҮхХԁԝԜ"
-    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοονρικυϲɑɡı",
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοονρικυϲɑɡı"
+    "օՕսՍհոցզ"
+    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\u02d7",
     "aABcCeEhHiIjJKlMoOpPqQsSTyYYxXdwW"
-    "ABEZHIKMNOPTYXoovpikucagi",
+    "ABEZHIKMNOPTYXoovpikucagi"
+    "oOuUhngq"
+    "----------",
 )
 
 
