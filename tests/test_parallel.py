@@ -119,7 +119,7 @@ def test_child_answers_equal_reading_here(tmp_path):
     import random
 
     rng = random.Random(1)
-    recs = [{"id": f"doc-{i}", "text": "w " * rng.randrange(80), "snapshot": rng.choice(["s1", "s2"]),
+    recs = [{"id": f"doc-{i}", "text": "w " * rng.randrange(1, 80), "snapshot": rng.choice(["s1", "s2"]),
              "status": rng.choice(["active", "active", "stale", "restricted"]),
              **({"type": rng.choice(["faq", "howto"])} if i % 3 else {})} for i in range(5000)]
     data = "".join(json.dumps(r) + "\n" for r in recs).encode()
