@@ -143,8 +143,11 @@ def odd_ids(ids: Iterable[str], known: Collection[str]) -> list[tuple[str, str]]
 _DIGITS = re.compile(r"([0-9]+)")
 
 
-def natural_key(text: str) -> tuple:
+def natural_key(text: str) -> tuple[list, str]:
     """Sort key for ids as people read them: runs of digits by their value
-    (q2 before q10, 1 before 10 before 100), the rest as text; ties by the text."""
-    parts = _DIGITS.split(text)
-    return tuple((int(p), p) if i % 2 else (-1, p) for i, p in enumerate(parts)) + ((-1, text),)
+    (q2 before q10, 1 before 10 before 100), the rest as text; ties by the
+    text. The split alternates text and number, so two keys compare text
+    with text and number with number at every place."""
+    parts: list = _DIGITS.split(text)
+    parts[1::2] = map(int, parts[1::2])
+    return parts, text

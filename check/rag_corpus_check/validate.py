@@ -93,7 +93,8 @@ def _odd_id_problems(corpus: CorpusView, gold: Gold, run: Run, problems: P.Probl
         problems.add(P.CONSISTENCY, f"document id {why}{hint}", file=corpus.file, line=line, id=doc_id,
                      severity=P.WARNING)
     questions = gold.queries.keys() | run.queries.keys()
-    for qid, why in odd_ids(sorted(questions, key=natural_key), questions):
+    odd = odd_ids(sorted(questions), questions)  # text order decides which of two look-alikes is named
+    for qid, why in sorted(odd, key=lambda found: natural_key(found[0])):
         file, at = where(gold, gold.queries[qid]) if qid in gold.queries else (run.file, run.queries[qid].line)
         problems.add(P.CONSISTENCY, f"question id {why}{hint}", file=file, line=at, id=qid, severity=P.WARNING)
 

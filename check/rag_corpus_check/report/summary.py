@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+
 from rag_corpus_check.evaluate import OK
 from rag_corpus_check.measures import Measure, headline
 from rag_corpus_check.outcome import (
@@ -132,8 +134,15 @@ def worst(out: Outcome) -> tuple[Measure, list]:
     """The measure questions are ranked by, and the worst ok questions."""
     assert out.config is not None and out.evaluation is not None
     key = Measure("nDCG", out.config.k)
-    ok = sorted((q for q in out.evaluation.queries if q.status == OK), key=lambda q: (q.values.get(key), natural_key(q.query_id)))
-    return key, ok[: out.config.worst]
+    ok = [q for q in out.evaluation.queries if q.status == OK]
+    if not ok or out.config.worst < 1:
+        return key, []
+    # The worst few by value, ties in natural order; natural keys only for the
+    # questions at or below the cut (all of a large run would cost ~0.1 s).
+    cut = heapq.nsmallest(out.config.worst, (q.values[key] for q in ok))[-1]  # type: ignore[type-var]
+    low = [q for q in ok if q.values[key] <= cut]  # type: ignore[operator]
+    low.sort(key=lambda q: (q.values[key], natural_key(q.query_id)))
+    return key, low[: out.config.worst]
 
 
 def _means(s: Summary, out: Outcome) -> None:
