@@ -884,6 +884,53 @@ def test_a_uv_wheel_with_another_hash_is_never_run(tmp_path, action):
     assert gate_outputs(run).get("verdict", "") == "", gate_outputs(run)
 
 
+# No job that runs the check restores a GitHub Actions cache (a static rule; see
+# requirements/README.md, "Why the install has no cache"). actions/cache
+# v5.0.5 extracts an entry with `tar -xf ENTRY -P -C $GITHUB_WORKSPACE`
+# (dist/restore-only/index.js, getTarArgs): absolute and `..` member names are
+# written where they point, before any later step can look, e.g. over this
+# action's own check/launch.py. A pull request's run restores from its own
+# ref's cache scope first, and the pull request's own runs write that scope
+# (a workflow edit in an earlier commit, reverted before review, is enough).
+# setup-python's `cache:` and setup-uv's `enable-cache` restore the same way.
+CACHE_ACTION = re.compile(r"^actions/cache(/restore)?@")
+CACHE_INPUTS = ("cache", "enable-cache", "cache-dependency-path")
+
+
+def jobs_that_run_the_check() -> list[tuple[str, list[dict]]]:
+    import yaml
+
+    def load(path: Path) -> dict:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+
+    found = [("action.yml", load(ROOT / "action.yml")["runs"]["steps"])]
+    workflows = [
+        *sorted((ROOT / ".github" / "workflows").glob("*.y*ml")),
+        *sorted((ROOT / "examples" / "workflows").glob("*.y*ml")),
+        ROOT / "tests" / "fixtures" / "action" / "consumer-workflow.yml",
+    ]
+    for path in workflows:
+        for name, job in load(path).get("jobs", {}).items():
+            steps = job.get("steps", [])
+            uses = [s.get("uses", "").split(" ")[0] for s in steps]
+            if any(u == "./" or u.startswith("org/rag-corpus-check@") for u in uses):
+                found.append((f"{path.relative_to(ROOT).as_posix()} job {name}", steps))
+    return found
+
+
+def test_no_job_that_runs_the_check_restores_a_cache():
+    jobs = jobs_that_run_the_check()
+    names = [where for where, _ in jobs]
+    # The action, the example workflow and fixture, self-test and platforms.
+    assert len(jobs) >= 5, names
+    for where, steps in jobs:
+        for step in steps:
+            uses = step.get("uses", "")
+            assert not CACHE_ACTION.match(uses), f"{where}: {uses} restores a cache"
+            cache_inputs = set(step.get("with", {}) or {}) & set(CACHE_INPUTS)
+            assert not cache_inputs, f"{where}: {uses} with {sorted(cache_inputs)}"
+
+
 # --- the action's own safety net -------------------------------------------------------
 
 
