@@ -359,6 +359,45 @@ def test_a_question_asked_ahead_but_not_asked_is_dropped(tmp_path, monkeypatch):
         process.close()
 
 
+def test_two_questions_asked_ahead_are_answered_in_order(tmp_path, monkeypatch):
+    """The cross-check's question and the by-type table's, both posted (each
+    larger than a pipe, so the second writer must wait for the first): asked
+    in that order, each is answered from what was posted, and equally."""
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(f'{{"id": "d{i}", "text": "t", "type": "{"faq" if i % 2 else "howto"}"}}\n'
+                            for i in range(300)))
+    labelled, ranked = {f"id-{i}" for i in range(100_000)} | {"d1"}, {"d2", "y"}
+    irrelevant = [f"d{i % 300}" for i in range(100_000)] + ["ghost"]
+    unjudged = [i % 3 == 0 for i in range(len(irrelevant))]
+    writes = _count_writes(monkeypatch)
+    process = _process(path)
+    try:
+        process.post("facts", labelled, ranked)
+        process.post_types(irrelevant, unjudged)
+        corpus, _ = process.result()
+        facts = corpus.facts(set(labelled), set(ranked))
+        types = corpus.type_counts(list(irrelevant), list(unjudged))
+        assert writes == ["ahead", "ahead"]  # nothing asked again
+        assert facts == corpus.facts(labelled, ranked) and types == corpus.type_counts(irrelevant, unjudged)
+        assert types[0] == {"faq": 50_000, "howto": 50_000, "(no type)": 1}
+    finally:
+        process.close()
+
+
+def test_a_later_question_asked_first_drops_the_earlier_answer(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(f'{{"id": "d{i}", "text": "t", "type": "faq"}}\n' for i in range(300)))
+    process = _process(path)
+    try:
+        process.post("facts", {"d1", "x"}, {"y"})
+        process.post_types(["d1", "d2"], [True, False])
+        corpus, _ = process.result()
+        assert corpus.type_counts(["d1", "d2"], [True, False]) == ({"faq": 2}, {"faq": 1})
+        assert corpus.facts({"x"}, {"y"}).suspects == {"x": None}  # asked anew
+    finally:
+        process.close()
+
+
 def test_closing_with_a_question_still_being_written_ends_everything(tmp_path):
     """The parent fails while its posted question fills the pipe: close()
     ends the child, the writer thread ends, nothing is left."""

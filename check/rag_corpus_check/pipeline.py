@@ -109,7 +109,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
         _keep_shard(out, options.shard)
     if retriever is not None:
         _retrieve(out, inputs, retriever, corpus_real)
-    evaluated = _evaluate(cfg, out) if _evaluable(out) else None
+    evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
     enter(out, "load")
     out.corpus = inputs.corpus
     out.inputs.update(inputs.digests)
@@ -223,12 +223,16 @@ def _keep_shard(out: Outcome, shard: tuple[int, int]) -> None:
         out.run.only(q for q in out.run.queries if in_shard(q, shard))
 
 
-def _evaluate(cfg: Config, out: Outcome) -> tuple[Evaluation, tuple[list[str], list[bool]]]:
-    """The measures (they need no corpus) and what the by-type table needs."""
+def _evaluate(cfg: Config, out: Outcome, inputs: Inputs | None = None) -> tuple[Evaluation, tuple[list[str], list[bool]]]:
+    """The measures (they need no corpus) and what the by-type table needs,
+    which ``inputs`` is told ahead (a corpus being read elsewhere answers it
+    meanwhile)."""
     assert out.gold is not None and out.run is not None
     enter(out, "evaluate")
     grades, rankings = out.gold.grades(), out.run.rankings()
     irrelevant = irrelevant_top(grades, rankings, cfg.k, cfg.min_grade)
+    if inputs is not None:
+        inputs.expect_type_counts(*irrelevant)
     return evaluate(grades, rankings, cfg.measures(), cfg.options()), irrelevant
 
 

@@ -84,6 +84,13 @@ class Inputs:
             self._corpus = _corpus(self, source, limits, problems, on_doc)
         return self._corpus
 
+    def expect_type_counts(self, doc_ids: list[str], unjudged: list[bool]) -> None:
+        """A hint that :meth:`CorpusView.type_counts` will be asked this: a
+        corpus read in a second process answers it as soon as it has read the
+        file, while this process evaluates. The answer is the same without it."""
+        if self.process is not None and self._pending is not None:
+            self.process.post_types(doc_ids, unjudged)
+
     def close(self) -> None:
         self._pending = None
         if self.process is not None:

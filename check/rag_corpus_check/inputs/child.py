@@ -62,9 +62,12 @@ def _write(fd: int, value: Any) -> None:
         view = view[os.write(fd, view):]
 
 
-def _write_quietly(fd: int, value: Any) -> None:
-    """:func:`_write` in a thread: a child that ended closes the pipe (its
+def _write_quietly(fd: int, value: Any, before: threading.Thread | None = None) -> None:
+    """:func:`_write` in a thread, after the question posted ``before`` it
+    (their frames must not mix): a child that ended closes the pipe (its
     reader says so), no traceback here."""
+    if before is not None:
+        before.join()
     try:
         _write(fd, value)
     except OSError:
@@ -165,7 +168,7 @@ class CorpusProcess:
         os.close(q_read)
         os.close(a_write)
         self.open = True
-        self._posted: tuple | None = None  # (kind, args, writer thread): asked ahead, not yet read
+        self._posted: list[tuple] = []  # (kind, args, writer thread) asked ahead, not yet read, in order
 
     @classmethod
     def start(cls, real: str, file: str, limits: Limits) -> CorpusProcess | None:
@@ -190,12 +193,19 @@ class CorpusProcess:
         """Ask ahead: the question is written by a thread (a big one fills
         the pipe until the child, still reading, takes it), and :meth:`ask`
         with equal arguments reads its answer. Why: the child then answers
-        the cross-check's question while this process evaluates (at 100k
-        documents ~0.1 s of the 1.6 s; README, "Performance")."""
-        if self.open and self._posted is None:
-            writer = threading.Thread(target=_write_quietly, args=(self.questions, _question(kind, args)), daemon=True)
+        the cross-check's and the by-type table's questions while this
+        process evaluates (at 100k documents 0.2-0.4 s of the wall time;
+        README, "Performance")."""
+        if self.open:
+            before = self._posted[-1][2] if self._posted else None
+            writer = threading.Thread(target=_write_quietly, args=(self.questions, _question(kind, args), before),
+                                      daemon=True)
             writer.start()
-            self._posted = (kind, args, writer)
+            self._posted.append((kind, args, writer))
+
+    def post_types(self, doc_ids: list[str], unjudged: list[bool]) -> None:
+        """:meth:`post` the question :meth:`RemoteCorpus.type_counts` will ask."""
+        self.post("types", _pack(doc_ids), unjudged)
 
     def ask(self, kind: str, *args):
         if not self.open:
@@ -208,24 +218,24 @@ class CorpusProcess:
         return answer
 
     def _answer_posted(self, kind: str, args: tuple) -> bool:
-        """Whether the posted question is this one (its answer is next in
-        the pipe); a posted question not asked after all is answered and dropped."""
-        if self._posted is None:
-            return False
-        posted_kind, posted_args, writer = self._posted
-        self._posted = None
-        writer.join()
-        if posted_kind == kind and posted_args == args:
-            return True
-        _read(self.answers)
+        """Whether this question was posted (its answer is then next in the
+        pipe); a question posted before it and not asked after all is
+        answered, and its answer dropped."""
+        while self._posted:
+            posted_kind, posted_args, writer = self._posted.pop(0)
+            writer.join()
+            if posted_kind == kind and posted_args == args:
+                return True
+            _read(self.answers)
         return False
 
     def close(self) -> None:
         """End the child (it is done, or the parent failed first) and reap it."""
-        if self._posted is not None:  # its writer may wait on a full pipe: end the reader first
+        if self._posted:  # a writer may wait on a full pipe: end the reader first
             self._kill()
-            self._posted[2].join()
-            self._posted = None
+            for _, _, writer in self._posted:
+                writer.join()
+            self._posted = []
         if self.open:
             self.open = False
             os.close(self.questions)
@@ -271,7 +281,7 @@ class RemoteCorpus:
         return Facts({d: self._doc(key) for d, key in suspects.items()}, lines, set(_unpack(unknown)))
 
     def type_counts(self, doc_ids: list[str], unjudged: list[bool]) -> tuple[Counter, Counter]:
-        counts, flagged = self.process.ask("types", _pack(doc_ids), unjudged)
+        counts, flagged = self.process.ask("types", _pack(doc_ids), unjudged)  # as post_types posts it
         return Counter(counts), Counter(flagged)
 
     def odd_ids(self) -> list[tuple[str, str, int]]:

@@ -21,7 +21,6 @@ from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
 from rag_corpus_check.report.rules import rules_line
-from rag_corpus_check.text import natural_key
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {
@@ -134,15 +133,10 @@ def worst(out: Outcome) -> tuple[Measure, list]:
     """The measure questions are ranked by, and the worst ok questions."""
     assert out.config is not None and out.evaluation is not None
     key = Measure("nDCG", out.config.k)
-    ok = [q for q in out.evaluation.queries if q.status == OK]
-    if not ok or out.config.worst < 1:
-        return key, []
-    # The worst few by value, ties in natural order; natural keys only for the
-    # questions at or below the cut (all of a large run would cost ~0.1 s).
-    cut = heapq.nsmallest(out.config.worst, (q.values[key] for q in ok))[-1]  # type: ignore[type-var]
-    low = [q for q in ok if q.values[key] <= cut]  # type: ignore[operator]
-    low.sort(key=lambda q: (q.values[key], natural_key(q.query_id)))
-    return key, low[: out.config.worst]
+    ok = (q for q in out.evaluation.queries if q.status == OK)
+    # The questions are listed in natural order (evaluate, merge), and
+    # nsmallest keeps that order among equal values, as a stable sort does.
+    return key, heapq.nsmallest(max(out.config.worst, 0), ok, key=lambda q: q.values[key])
 
 
 def _means(s: Summary, out: Outcome) -> None:
