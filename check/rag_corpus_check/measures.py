@@ -33,7 +33,7 @@ class Options:
 DEFAULT = Options()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Judged:
     """One question's ranking seen through its labels: what every measure
     reads, looked up once per question."""
