@@ -240,3 +240,9 @@ def test_the_results_path_reads_as_it_is_in_the_rendered_summary(kb, tmp_path, c
     assert code == 0
     html = cmarkgfm.github_flavored_markdown_to_html(summary)
     assert f"results file: {tmp_path}/out/r.json" in html.replace("&#8203;", "")
+
+
+def test_quiet_prints_the_verdict_line_alone(kb, tmp_path, capsys):
+    _, full, _, _ = check(tmp_path, capsys)
+    code, quiet, _, _ = check(tmp_path, capsys, "--quiet")
+    assert code == 0 and quiet == full.splitlines()[0] + "\n" == "rag-corpus-check: PASSED\n"

@@ -310,7 +310,7 @@ def run() -> None:
 
 def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:
     from rag_corpus_check.report import github as gh
-    from rag_corpus_check.report.console import render_console
+    from rag_corpus_check.report.console import render_console, verdict_line
     from rag_corpus_check.report.results import write_atomic, write_benchmark, write_results
     from rag_corpus_check.report.summary import build_summary
 
@@ -323,9 +323,11 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
     if github:
         for line in gh.annotation_lines(outcome):
             print(line)
-    text = render_console(outcome, results_path, summary_path)
-    text += f"  benchmark: {safe_text(os.path.abspath(benchmark), 500)}\n" if benchmark else ""
-    sys.stdout.write(text.splitlines()[0] + "\n" if args.quiet else text)
+    if args.quiet:
+        sys.stdout.write(verdict_line(outcome) + "\n")
+    else:
+        sys.stdout.write(render_console(outcome, results_path, summary_path)
+                         + (f"  benchmark: {safe_text(os.path.abspath(benchmark), 500)}\n" if benchmark else ""))
     sys.stdout.flush()
     if github:
         _publish(gh, outcome, markdown, results_path, summary_path, args)

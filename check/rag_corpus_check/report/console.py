@@ -50,10 +50,15 @@ def _why_failed(out: Outcome) -> list[str]:
     return ["  the gate failed because:"] + [f"    - {safe_text(r, 500)}" for r in gate_reasons(out)]
 
 
+def verdict_line(out: Outcome) -> str:
+    """The console's first line (all that --quiet prints)."""
+    advisory = " [advisory]" if out.advisory and out.verdict == FAIL else ""
+    return f"rag-corpus-check: {WORD[out.verdict]}{advisory}"
+
+
 def _head(out: Outcome) -> list[str]:
     commit = out.context.commit or out.context.github_sha
-    advisory = " [advisory]" if out.advisory and out.verdict == FAIL else ""
-    lines = [f"rag-corpus-check: {WORD[out.verdict]}{advisory}", f"  commit: {commit or 'unknown (not a git checkout)'}"]
+    lines = [verdict_line(out), f"  commit: {commit or 'unknown (not a git checkout)'}"]
     rules = rules_line(out, safe_text)
     if rules:
         lines.append("  " + rules)
