@@ -165,8 +165,13 @@ def comment_body(api: Api, run: RunInfo, name: str) -> tuple[str, str]:
             return render_missing(run), "missing"
         return render(load_results(read_artifact(data)[RESULTS]), run), "ok"
     except ArtifactError as exc:
-        print(command("error", f"the results artifact was refused: {exc}", title="rag-corpus-check"))
-        return render_refused(str(exc), run), "refused"
+        reason = str(exc)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        # A value of a shape the schema allows but the comment cannot show: the
+        # artifact is hostile, so refuse it rather than leave an older comment up.
+        reason = f"{RESULTS} holds a value the comment cannot show ({type(exc).__name__})"
+    print(command("error", f"the results artifact was refused: {reason}", title="rag-corpus-check"))
+    return render_refused(reason, run), "refused"
 
 
 # ---------------------------------------------------------------- the comment

@@ -419,3 +419,32 @@ def test_job_errors_fail_with_one_annotation(fake, tmp_path, change, message):
     assert done.returncode == 1
     assert f"::error title=rag-corpus-check::rag-corpus-check comment: {message}" in done.stdout, done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_comparison_entry_whose_id_is_not_text_is_passed_over():
+    """The schema leaves comparison.questions open: an entry with a list for its
+    id crashed the comment (an unhashable key), leaving an older comment up."""
+    results = example()
+    results["comparison"]["questions"] = [
+        {"query_id": ["a"], "measure": "nDCG@5", "delta": 0.1},
+        {"query_id": {"b": 1}, "measure": "nDCG@5", "delta": 0.2},
+    ] + [q for q in results["comparison"]["questions"] if isinstance(q, dict)]
+    body = render(load_results(read_artifact(artifact(results))["results.json"]), RUN)
+    assert body.startswith(MARKER) and "The 5 lowest by" in body
+
+
+def test_a_results_file_the_comment_cannot_show_is_refused_not_a_crash(fake, tmp_path, monkeypatch):
+    """The job's safety net: any value of a shape the comment cannot show
+    makes a refused comment and a failed step, never a traceback (which would
+    leave the last comment, maybe for an older head, on the pull request)."""
+    sys.path.insert(0, str(ROOT / "comment"))
+    import sticky
+
+    def crash(results, run):
+        raise TypeError("unhashable type: 'list'")
+
+    monkeypatch.setattr(sticky, "render", crash)
+    fake.add_artifact(555, artifact())
+    api = sticky.Api(fake.url, "acme/knowledge-base", FAKE_TOKEN)
+    body, outcome = sticky.comment_body(api, RUN, "rag-corpus-check")
+    assert outcome == "refused" and "holds a value the comment cannot show \\(TypeError\\)" in body

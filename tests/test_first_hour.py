@@ -246,3 +246,15 @@ def test_quiet_prints_the_verdict_line_alone(kb, tmp_path, capsys):
     _, full, _, _ = check(tmp_path, capsys)
     code, quiet, _, _ = check(tmp_path, capsys, "--quiet")
     assert code == 0 and quiet == full.splitlines()[0] + "\n" == "rag-corpus-check: PASSED\n"
+
+
+def test_two_ids_alike_in_their_first_80_characters_are_two_problems(kb, tmp_path, capsys):
+    """Exact repeats of a problem are said once; ids are shown cut at 80
+    characters, but two different ids stay two problems."""
+    long_a, long_b = "x" * 90 + "A", "x" * 90 + "B"
+    with (kb / "gold.yaml").open("a") as f:  # both labels on one line: the same file:line
+        f.write(f'  - query_id: q99\n    query: "long ids"\n    relevant: {{{long_a}: 1, {long_b}: 1}}\n')
+    code, out, results, _ = check(tmp_path, capsys)
+    assert code == 2
+    unknown = [p for p in _problems(results) if "unknown document id" in p["message"]]
+    assert len(unknown) == 2 and results["counts"]["errors"] == 2, out

@@ -71,7 +71,7 @@ def git_program(env: dict[str, str]) -> str:
     find a `git` it committed there, and Windows searches the current
     directory before PATH for a bare name. FileNotFoundError (an OSError, as
     when git is not installed) when there is none."""
-    names = ("git.exe", "git") if os.name == "nt" else ("git",)
+    names = ("git.exe",) if os.name == "nt" else ("git",)  # CreateProcess adds .exe to a bare name
     for folder in env.get("PATH", os.defpath).split(os.pathsep):
         if not os.path.isabs(folder):
             continue

@@ -74,8 +74,8 @@ class Problems:
         id: object = None,
         severity: str = ERROR,
     ) -> None:
-        sid = safe_id(id) if id is not None else None
-        same = (kind, message, file, line, sid, severity)
+        # The whole id: two ids that differ only past what safe_id shows are two problems.
+        same = (kind, message, file, line, None if id is None else str(id), severity)
         if same in self._listed:
             return  # said already (e.g. a file two readers read: a LlamaIndex dataset is corpus and gold)
         key = (file, severity)
@@ -86,7 +86,7 @@ class Problems:
             self.dropped[label] = self.dropped.get(label, 0) + 1
             return
         self._listed.add(same)
-        self.items.append(Problem(kind, message, file, line, sid, severity))
+        self.items.append(Problem(kind, message, file, line, safe_id(id) if id is not None else None, severity))
 
     def add_input_error(self, exc) -> None:
         """A reader's :class:`safe_io.InputError` (kind, message, file, line)."""

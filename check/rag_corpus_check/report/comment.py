@@ -307,9 +307,12 @@ def worst_questions(results: dict, key: str) -> list[dict]:
     return sorted(scored, key=lambda q: (q["values"][key], natural_key(q["query_id"])))[:MAX_WORST]
 
 
-def _question_deltas(results: dict, key: str) -> dict[object, object]:
+def _question_deltas(results: dict, key: str) -> dict[str, object]:
+    """Per question id, its change of ``key`` against the base. The schema
+    leaves these entries open: one whose id is not text is passed over."""
     changes = _dicts(_comparison(results).get("questions"))
-    return {q.get("query_id"): q.get("delta") for q in changes if q.get("measure") == key}
+    return {q["query_id"]: q.get("delta") for q in changes
+            if q.get("measure") == key and isinstance(q.get("query_id"), str)}
 
 
 def _worst(results: dict) -> str:
