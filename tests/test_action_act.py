@@ -832,6 +832,15 @@ def test_a_runner_without_a_pinned_uv_installs_the_same_wheels_with_pip(tmp_path
     assert gate_outputs(run)["verdict"] == "pass"
 
 
+def assert_pip_fallback(run: ActRun, said: str) -> None:
+    """The job passed, the install step said why uv was not used, and pip
+    installed exactly the lock's wheels."""
+    assert run.job_result == "success", run.describe()
+    notices = [e.get("arg", "") for e in run.commands("notice", VENV_STEP)]
+    assert any(said in n for n in notices), run.describe()
+    assert_locked_venv(run, "pip")
+
+
 def test_a_uv_that_cannot_be_downloaded_falls_back_to_pip_with_a_notice(tmp_path, action):
     unreachable = "https://127.0.0.1:9/uv-0.0.0-py3-none-manylinux_2_17_x86_64.whl"
     copy = action_with_uv_pins(
@@ -842,10 +851,7 @@ def test_a_uv_that_cannot_be_downloaded_falls_back_to_pip_with_a_notice(tmp_path
     repo = consumer(tmp_path, kb_at_root())
     run = run_act(repo, tmp_path, action_dir=copy)
 
-    assert run.job_result == "success", run.describe()
-    notices = [e.get("arg", "") for e in run.commands("notice", VENV_STEP)]
-    assert any("could not download uv" in n for n in notices), run.describe()
-    assert_locked_venv(run, "pip")
+    assert_pip_fallback(run, "could not download uv")
 
 
 def test_a_uv_that_fails_to_install_falls_back_to_pip(tmp_path, action):
@@ -860,10 +866,7 @@ def test_a_uv_that_fails_to_install_falls_back_to_pip(tmp_path, action):
     )
     run = run_act(repo, tmp_path, action_dir=action)
 
-    assert run.job_result == "success", run.describe()
-    notices = [e.get("arg", "") for e in run.commands("notice", VENV_STEP)]
-    assert any("uv could not install" in n for n in notices), run.describe()
-    assert_locked_venv(run, "pip")
+    assert_pip_fallback(run, "uv could not install")
 
 
 def test_a_uv_wheel_with_another_hash_is_never_run(tmp_path, action):

@@ -12,7 +12,7 @@ import tempfile
 from rag_corpus_check import __version__, progress
 from rag_corpus_check import problems as P
 from rag_corpus_check.check import run_check
-from rag_corpus_check.config import DEFAULT_CONFIG
+from rag_corpus_check.config import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.context import github_context, logical_path
 from rag_corpus_check.outcome import ERROR, EXIT_CODES, FAIL, INVALID, PASS, Outcome
 from rag_corpus_check.pipeline import Options, last_stage
@@ -135,8 +135,7 @@ def build_retrieve_parser() -> argparse.ArgumentParser:
         "`run:` in the config is ignored here. Each line declares the corpus fingerprint as its "
         "snapshot, so a later corpus change is detected.",
     )
-    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
-    p.add_argument("--root", default=".", help="repository root (default: current directory)")
+    add_tree_arguments(p)
     p.add_argument("--out", required=True, metavar="PATH", help="run file to write (JSONL)")
     p.add_argument("--allow-retriever-command", action="store_true",
                    help="let a `retriever.command` from the config run (code from the repository)")
@@ -175,8 +174,7 @@ def build_merge_parser() -> argparse.ArgumentParser:
         "unsharded run (same means, same verdict), and gate on them.",
     )
     p.add_argument("results", nargs="+", help="results files of every shard")
-    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
-    p.add_argument("--root", default=".", help="repository root (default: current directory)")
+    add_tree_arguments(p)
     p.add_argument("--output", metavar="PATH", help="merged results JSON")
     p.add_argument("--summary-file", metavar="PATH", help="merged Markdown summary")
     gh = p.add_mutually_exclusive_group()

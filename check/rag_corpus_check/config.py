@@ -27,6 +27,12 @@ from rag_corpus_check.schemas import describe_error, error_path, errors
 from rag_corpus_check.text import safe_text
 
 DEFAULT_CONFIG = ".rag-corpus-check.yml"
+
+
+def add_tree_arguments(parser) -> None:
+    """`--config` and `--root`, as every subcommand that reads a tree takes them."""
+    parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
+    parser.add_argument("--root", default=".", help="repository root (default: current directory)")
 # The `limits:` a config may set: the input limits (safe_io.Limits) and the
 # retriever's bounds (retrieve.Bounds), by their field names.
 FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records")

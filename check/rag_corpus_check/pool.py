@@ -19,7 +19,7 @@ import os
 from rag_corpus_check import problems as P
 from rag_corpus_check import worksheet as W
 from rag_corpus_check.check import run_check
-from rag_corpus_check.config import DEFAULT_CONFIG, Config
+from rag_corpus_check.config import Config, add_tree_arguments
 from rag_corpus_check.context import github_context, logical_path
 from rag_corpus_check.inputs import read_corpus
 from rag_corpus_check.outcome import Outcome
@@ -38,8 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(`null`) per document and the question, title and start of the text as comments. Grade it, commit "
         "it next to the gold file and list both under `gold:` in the config.",
     )
-    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
-    p.add_argument("--root", default=".", help="repository root (default: current directory)")
+    add_tree_arguments(p)
     p.add_argument("--out", required=True, metavar="PATH",
                    help="the worksheet to write (YAML); an existing file is replaced only with --force")
     p.add_argument("--base", metavar="REV",
