@@ -73,7 +73,7 @@ def test_gold_regrade_label_diff_and_attribution(gitrepo, tmp_path, capsys):
     total = att["head"] - att["base"]
     assert att["system"] + att["labels"] == pytest.approx(total, abs=1e-12)
     assert att["system"] < 0
-    assert any("labels and the corpus/run together" in p["message"] for p in res["problems"])
+    assert any("labels and the ranking of the same 1 questions (the first: `q01`)" in p["message"] for p in res["problems"])
     assert "Where the change comes from" in summary and "Gold labels changed in" in summary
 
 

@@ -544,7 +544,8 @@ def test_rewritten_question_texts_are_a_gold_change(kb, tmp_path, capsys):
     code, text, results, summary = check(tmp_path, capsys, "--base", base)
     cmp_ = results["comparison"]
     assert cmp_["gold_changed"] and any(e.get("query_changed") for e in cmp_["labels"]), cmp_["labels"][:2]
-    assert any("labels and the corpus/run together" in p["message"] for p in results["problems"])
+    assert any("labels and the ranking of the same" in p["message"] for p in results["problems"]), \
+        [p["message"] for p in results["problems"]]
     assert "question texts changed" in summary
 
 

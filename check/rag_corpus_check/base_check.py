@@ -10,13 +10,18 @@ import os
 from rag_corpus_check import problems as P
 from rag_corpus_check import rules as R
 from rag_corpus_check.base_tree import BaseTree, open_base
-from rag_corpus_check.compare import Side, compare, max_drop_failures
+from rag_corpus_check.compare import Comparison, Rule, Side, compare
 from rag_corpus_check.config import Config, load_config
 from rag_corpus_check.context import Context
-from rag_corpus_check.inputs import Inputs, Run
+from rag_corpus_check.evaluate import Evaluation, evaluate
+from rag_corpus_check.inputs import Inputs, Run, read_gold_set
+from rag_corpus_check.measures import Measure
+from rag_corpus_check.measures import Options as MeasureOptions
 from rag_corpus_check.outcome import BaseResult, Outcome, decide
-from rag_corpus_check.pipeline import Options, enter, gate, measure
+from rag_corpus_check.pipeline import Options, enter, gate, gold_sources, measure
+from rag_corpus_check.pipeline import sources as pipeline_sources
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
+from rag_corpus_check.text import safe_text
 
 
 def check_with_base(root: str, config_path: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
@@ -49,9 +54,11 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     out.rules = R.decide(base_cfg, cfg, layouts, config_rel, prefix)
     R.enforce(out.rules, base_cfg, cfg)
     R.same_conventions(cfg, base_cfg)
-    with measure(root, cfg, out, options) as head:
-        drops = _compare(tree, cfg, base_cfg, out, head) if out.evaluation is not None else None
-        gate(cfg, out, drops)
+    exported = _export_base(tree, base_cfg, out)
+    also_rank = base_texts(tree.root, base_cfg) if exported and cfg.run_source == "bm25" else None
+    with measure(root, cfg, out, options, also_rank) as head:
+        comparison = _compare(cfg, base_cfg, tree, out, head) if exported and out.evaluation is not None else None
+        gate(cfg, out, comparison)
     return decide(out)
 
 
@@ -134,58 +141,95 @@ def _note(out: Outcome, text: str) -> None:
     out.base.notes.append(text)
 
 
-def _compare(tree: BaseTree, cfg: Config, base_cfg: Config, out: Outcome, head: Inputs):
-    """Measure the base and compare; the max_drop failures, or None when
-    there is nothing to compare (the notes say why)."""
-    base_out = Outcome(P.Problems(), Context(), config=base_cfg)
-    with _measure_base(tree, base_cfg, out, base_out) as base:
-        if base_out.evaluation is None:
-            return None
-        enter(out, "compare")
-        assert out.base is not None and out.evaluation is not None
-        base_side = _side(base_out, base)
-        comparison = compare(base_side, _side(out, head), cfg.k, cfg.options(), out.base.rev, tree.sha)
-    out.base.comparison, out.base.rankings = comparison, base_side.run
-    _change_warnings(cfg, out)
-    return max_drop_failures(cfg.thresholds, comparison)
-
-
-def _measure_base(tree: BaseTree, base_cfg: Config, out: Outcome, base_out: Outcome) -> Inputs:
+def _export_base(tree: BaseTree, base_cfg: Config, out: Outcome) -> bool:
+    """Every input of the base copied out of git; False (and a note) when
+    the base cannot be measured."""
     if base_cfg.run_source == "command":
         _note(out, "the base uses a retriever command; comparing against it is not supported (it would need "
                    "the base tree checked out), so only the head was measured")
-        return Inputs()
+        return False
     try:
         for rel in base_cfg.input_files:
             path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
             if tree.export(path, base_cfg.limits.max_file_bytes) is None:
                 _note(out, f"`{path}` does not exist at the base commit; nothing to compare")
-                return Inputs()
+                return False
     except InputError as exc:
         _note(out, f"the base inputs cannot be read: {exc.message}")
-        return Inputs()
-    inputs = measure(tree.root, base_cfg, base_out, Options())
-    if base_out.evaluation is None:
-        _note(out, f"the base inputs are invalid ({base_out.problems.error_count()} problems); nothing to "
-                   "compare — the head is judged on its own")
-    return inputs
+        return False
+    return True
 
 
-def _side(out: Outcome, inputs: Inputs) -> Side:
+def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
+    """The base's questions with their texts (id → text), for the head's
+    retriever to rank too; None when the base's gold set cannot be read
+    (measuring the base says why)."""
+    problems = P.Problems()
+    sources = pipeline_sources(root, base_cfg, problems)
+    if sources is None:
+        return None
+    gold = read_gold_set(gold_sources(sources), sources.get("queries"), base_cfg.limits, problems)
+    return None if gold is None else {q: g.text for q, g in gold.queries.items() if g.text and g.text.strip()}
+
+
+def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs) -> Comparison | None:
+    """Measure the base and compare; None when there is nothing to compare
+    (the notes say why)."""
+    base_out = Outcome(P.Problems(), Context(), config=base_cfg)
+    with measure(tree.root, base_cfg, base_out, Options()) as base:
+        if base_out.evaluation is None:
+            _note(out, f"the base inputs are invalid ({base_out.problems.error_count()} problems); nothing to "
+                       "compare — the head is judged on its own")
+            return None
+        enter(out, "compare")
+        assert out.base is not None and out.evaluation is not None
+        measures, options = cfg.measures(), cfg.options()
+        base_side = _side(base_out, base, measures, options)
+        head_side = _side(out, head, measures, options)
+    level = R.level_change(base_out.level, out.level)
+    if level is not None and out.rules is not None:
+        R.add_loosened(out.rules, level)
+    comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha,
+                         _on_base_gold(base_side, head_side, out, measures, options))
+    out.base.comparison, out.base.rankings = comparison, base_side.run
+    _change_warnings(cfg, out)
+    return comparison
+
+
+def _rule(cfg: Config) -> Rule:
+    assert cfg.per_question is not None
+    return Rule(Measure("nDCG", cfg.k), cfg.per_question.measure, cfg.per_question.max_drop, cfg.min_grade)
+
+
+def _on_base_gold(base: Side, head: Side, out: Outcome, measures: list[Measure], options: MeasureOptions) -> Evaluation:
+    """The head's rankings of the base's questions, judged by the base's
+    labels: by text with the built-in retriever (a question reworded or
+    removed in the head is ranked as the base wrote it), else by id (a
+    question the head's run lacks has an empty ranking)."""
+    by_text = out.base_gold_rankings or {}
+    rankings = {q: by_text[q] if q in by_text else head.run.get(q, []) for q in base.gold}
+    return evaluate(base.gold, rankings, measures, options)
+
+
+def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: MeasureOptions) -> Side:
+    """One revision as the comparison reads it, evaluated with the head's
+    measures (a measure only the head's config names is compared too)."""
     assert out.evaluation is not None and out.gold is not None and out.run is not None
     assert inputs.corpus is not None
-    return Side(out.evaluation, out.gold.grades(), out.run.rankings(), inputs.corpus.fingerprint,
-                inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()})
+    grades, rankings = out.gold.grades(), out.run.rankings()
+    return Side(evaluate(grades, rankings, measures, options), grades, rankings, inputs.corpus.fingerprint,
+                inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()}, inputs.corpus.parents)
 
 
 def _change_warnings(cfg: Config, out: Outcome) -> None:
     assert out.base is not None and out.base.comparison is not None and out.gold is not None
     comparison = out.base.comparison
-    if comparison.gold_changed and comparison.system_changed:
+    if comparison.relabelled_and_reranked:
+        n = len(comparison.relabelled_and_reranked)
         out.problems.add(
-            P.CONSISTENCY, "this PR changes the gold labels and the corpus/run together; review the expected "
-            "answers separately from the system change (see the attribution)",
-            file=out.gold.file, severity=P.WARNING,
+            P.CONSISTENCY, f"this PR changes the gold labels and the ranking of the same {n} questions (the first: "
+            f"`{safe_text(comparison.relabelled_and_reranked[0], 60)}`); review the expected answers separately "
+            "from the system change (see the attribution)", file=out.gold.file, severity=P.WARNING,
         )
     if cfg.run_source == "file" and out.run is not None and _rankings_changed(out.base.rankings or {}, out.run):
         out.problems.add(

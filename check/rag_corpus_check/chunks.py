@@ -37,9 +37,13 @@ def as_documents(corpus, gold: Gold, run: Run, problems: P.Problems):
     parents = corpus.parents
     ranked = Run(file=run.file, format=run.format)
     for qid, q in run.queries.items():
-        docs = list(dict.fromkeys(map(parents.get, q.ranking, q.ranking)))
-        ranked.queries[qid] = RunQuery(qid, q.line, docs, q.snapshot)
+        ranked.queries[qid] = RunQuery(qid, q.line, as_document_ranking(parents, q.ranking), q.snapshot)
     return corpus.documents(), ranked
+
+
+def as_document_ranking(parents: dict[str, str], ranking: list[str]) -> list[str]:
+    """A ranking of chunks as a ranking of their documents (first chunk's position)."""
+    return list(dict.fromkeys(map(parents.get, ranking, ranking)))
 
 
 def _mixed_labels(corpus, gold: Gold, problems: P.Problems) -> None:

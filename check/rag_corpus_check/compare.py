@@ -11,7 +11,8 @@ import random
 from dataclasses import dataclass, field
 
 from rag_corpus_check.config import Threshold
-from rag_corpus_check.evaluate import OK, Evaluation, QueryResult, evaluate
+from rag_corpus_check.evaluate import OK, Evaluation, QueryResult, evaluate, means
+from rag_corpus_check.gate import TOLERANCE
 from rag_corpus_check.measures import Measure, Options
 from rag_corpus_check.text import natural_key
 
@@ -80,6 +81,7 @@ class Side:
     fingerprint: str | None  # of the corpus
     ids: set[str]  # the corpus's document ids
     texts: dict[str, str | None] = field(default_factory=dict)  # question -> its text
+    parents: dict[str, str] = field(default_factory=dict)  # chunk id -> its document (a chunked corpus)
 
 
 @dataclass
@@ -113,45 +115,125 @@ class QuestionChange:
         return self.head - self.base
 
 
+HEAD_GOLD, BASE_GOLD = "head", "base"
+GOLD_SETS = {
+    HEAD_GOLD: "each revision's own gold set, over the questions in both",
+    BASE_GOLD: "the base's gold set (its questions and labels) for both rankings",
+}
+
+
+@dataclass
+class View:
+    """Base → head as one gold set sees it (:data:`GOLD_SETS`): per measure
+    the means over the same (paired) questions on both sides, per question
+    the change of the key measure, and the questions over the per-question
+    rule's limit."""
+
+    gold: str  # HEAD_GOLD or BASE_GOLD
+    deltas: list[Delta] = field(default_factory=list)
+    questions: list[QuestionChange] = field(default_factory=list)  # most dropped first
+    paired: int = 0
+    over_limit: list[QuestionChange] = field(default_factory=list)  # per_question: dropped by more than its max_drop
+
+
 @dataclass
 class Comparison:
     base_rev: str
     base_sha: str
-    deltas: list[Delta] = field(default_factory=list)  # per measure
-    questions: list[QuestionChange] = field(default_factory=list)  # per common question, most dropped first
+    head_gold: View = field(default_factory=lambda: View(HEAD_GOLD))
+    base_gold: View | None = None  # the head's ranking judged by the base's gold set
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     labels: list[dict] = field(default_factory=list)  # per question label diff
     attribution: dict | None = None
     gold_changed: bool = False
     system_changed: bool = False
+    relabelled_and_reranked: list[str] = field(default_factory=list)  # questions in both whose labels and ranking changed
     unjudged_new_docs: list[dict] = field(default_factory=list)
-    paired: int = 0
+    new_chunks: list[dict] = field(default_factory=list)  # new chunks of documents the gold set labels
+
+    @property
+    def deltas(self) -> list[Delta]:
+        return self.head_gold.deltas
+
+    @property
+    def questions(self) -> list[QuestionChange]:
+        return self.head_gold.questions
+
+    @property
+    def paired(self) -> int:
+        return self.head_gold.paired
+
+    @property
+    def views(self) -> list[View]:
+        return [self.head_gold] + ([self.base_gold] if self.base_gold is not None else [])
 
 
-def compare(base: Side, head: Side, k: int, options: Options, base_rev: str, base_sha: str) -> Comparison:
+@dataclass(frozen=True)
+class Rule:
+    """What a view is measured against: the key measure of the per-question
+    list, and the per-question rule (measure, max_drop)."""
+
+    key: Measure
+    measure: Measure
+    max_drop: float
+    min_grade: int
+
+
+def compare(base: Side, head: Side, rule: Rule, base_rev: str, base_sha: str,
+            head_on_base_gold: Evaluation | None = None) -> Comparison:
+    """``head_on_base_gold``: the head's rankings of the base's questions,
+    evaluated with the base's labels (:data:`BASE_GOLD`)."""
     bq = {q.query_id: q for q in base.evaluation.queries}
     hq = {q.query_id: q for q in head.evaluation.queries}
-    common = _paired(bq, hq)
-    out = Comparison(base_rev, base_sha, paired=len(common))
+    out = Comparison(base_rev, base_sha)
+    out.head_gold = view(HEAD_GOLD, bq, hq, (base.run, head.run), head.gold, rule)
+    if head_on_base_gold is not None:
+        on_base = {q.query_id: q for q in head_on_base_gold.queries}
+        out.base_gold = view(BASE_GOLD, bq, on_base, (base.run, head.run), base.gold, rule)
     out.added, out.removed = sorted(set(hq) - set(bq), key=natural_key), sorted(set(bq) - set(hq), key=natural_key)
-    out.deltas = [_delta(m, base, head, [bq[q] for q in common], [hq[q] for q in common])
-                  for m in head.evaluation.means]
-    key = Measure("nDCG", k)
-    out.questions = sorted((_question(bq[q], hq[q], key, base, head, options.min_grade) for q in common),
-                           key=_most_dropped)
-    _what_changed(out, base, head, common, options)
-    out.unjudged_new_docs = unjudged_new_documents(base, head, k)
+    _what_changed(out, base, head, _paired(bq, hq), rule)
+    out.unjudged_new_docs = unjudged_new_documents(base, head, rule.key.k or 0)
+    out.new_chunks = new_chunks_of_labelled(base, head)
     return out
 
 
-def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], options: Options) -> None:
+def view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult],
+         runs: tuple[dict[str, list[str]], dict[str, list[str]]], grades: dict[str, dict[str, int]],
+         rule: Rule) -> View:
+    """One :class:`View`: ``runs`` are (base, head) rankings, ``grades`` the
+    labels the per-question moves are read against."""
+    pairs = [(bq[q], hq[q]) for q in _paired(bq, hq)]
+    out = View(gold, _deltas(pairs), paired=len(pairs))
+    out.questions = sorted((_question(b, h, rule.key, runs, grades, rule.min_grade) for b, h in pairs),
+                           key=_most_dropped)
+    changes = [c for b, h in pairs if (c := _change(b, h, rule.measure)) is not None]
+    out.over_limit = sorted((c for c in changes if -c.delta > rule.max_drop + TOLERANCE), key=_most_dropped)
+    return out
+
+
+def _deltas(pairs: list[tuple[QueryResult, QueryResult]]) -> list[Delta]:
+    """Per measure computed on both sides, the paired means and test."""
+    if not pairs:
+        return []
+    bl, hl = [b for b, _ in pairs], [h for _, h in pairs]
+    return [_delta(m, bl, hl) for m in hl[0].values if m in bl[0].values]
+
+
+def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], rule: Rule) -> None:
     """The labels, the system, and when both changed how much each did."""
     out.labels = label_changes(base, head)
     out.gold_changed = bool(out.labels)
     out.system_changed = _system_changed(base, head)
+    relabelled = {e["query_id"] for e in out.labels if e["question"] == "changed"}
+    out.relabelled_and_reranked = [q for q in common if q in relabelled and _reranked(q, base, head)]
     if out.gold_changed and out.system_changed and common:
-        out.attribution = attribution(common, base, head, list(head.evaluation.means), options)
+        out.attribution = attribution(common, base, head, list(head.evaluation.means),
+                                      Options(min_grade=rule.min_grade))
+
+
+def _reranked(qid: str, base: Side, head: Side) -> bool:
+    return base.run.get(qid) != head.run.get(qid)
 
 
 def _paired(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
@@ -169,19 +251,26 @@ def _system_changed(base: Side, head: Side) -> bool:
         base.run.get(q) != head.run.get(q) for q in set(base.run) | set(head.run))
 
 
-def _delta(m: Measure, base: Side, head: Side, bq: list[QueryResult], hq: list[QueryResult]) -> Delta:
+def _delta(m: Measure, bq: list[QueryResult], hq: list[QueryResult]) -> Delta:
+    """The means of ``m`` over the same questions on both sides, and the paired test."""
     bvals = [q.values.get(m) for q in bq]
     hvals = [q.values.get(m) for q in hq]
     n = permutations_for(len(bq))
     p = paired_randomization(bvals, hvals, permutations=n) if bq and None not in bvals + hvals else None  # type: ignore[arg-type]
-    return Delta(m, base.evaluation.means.get(m), head.evaluation.means.get(m), p, len(bq), n)
+    return Delta(m, means(bq, [m])[m], means(hq, [m])[m], p, len(bq), n)
 
 
-def _question(b: QueryResult, h: QueryResult, key: Measure, base: Side, head: Side, min_grade: int) -> QuestionChange:
+def _change(b: QueryResult, h: QueryResult, m: Measure) -> QuestionChange | None:
+    bv, hv = b.values.get(m), h.values.get(m)
+    return None if bv is None or hv is None else QuestionChange(h.query_id, m, bv, hv)
+
+
+def _question(b: QueryResult, h: QueryResult, key: Measure, runs: tuple[dict, dict], grades: dict,
+              min_grade: int) -> QuestionChange:
     change = QuestionChange(h.query_id, key, b.values[key], h.values[key])  # type: ignore[arg-type]
     if change.delta < 0:
-        change.documents = moves(base.run.get(h.query_id, []), head.run.get(h.query_id, []),
-                                 head.gold.get(h.query_id, {}), key.k, min_grade)[:MOVES_SHOWN]
+        change.documents = moves(runs[0].get(h.query_id, []), runs[1].get(h.query_id, []),
+                                 grades.get(h.query_id, {}), key.k or 0, min_grade)[:MOVES_SHOWN]
     return change
 
 
@@ -263,14 +352,34 @@ def unjudged_new_documents(base: Side, head: Side, k: int) -> list[dict]:
 
 
 def max_drop_failures(thresholds: list[Threshold], cmp_: Comparison) -> dict[Measure, str]:
-    """measure → message, for thresholds whose max_drop the head exceeds."""
-    deltas = {d.measure: d for d in cmp_.deltas}
-    failed = {}
+    """measure → message, for thresholds whose max_drop the head exceeds in
+    any view (the paired means: the same questions on both sides)."""
+    failed: dict[Measure, list[str]] = {}
+    for v in cmp_.views:
+        for m, message in _view_drops(thresholds, v):
+            failed.setdefault(m, []).append(message)
+    return {m: "; ".join(messages) for m, messages in failed.items()}
+
+
+def _view_drops(thresholds: list[Threshold], v: View):
+    deltas = {d.measure: d for d in v.deltas}
     for t in thresholds:
         d = deltas.get(t.measure)
-        if t.max_drop is None or d is None or d.delta is None:
-            continue
-        drop = -d.delta
-        if drop > t.max_drop + 1e-12:
-            failed[t.measure] = f"dropped {drop:.4f} vs base, more than max_drop {t.max_drop:g}"
-    return failed
+        drop = -d.delta if d is not None and d.delta is not None else None
+        if t.max_drop is not None and drop is not None and drop > t.max_drop + TOLERANCE:
+            yield t.measure, (f"dropped {drop:.4f} vs base on {GOLD_NAMES[v.gold]} ({v.paired} questions in "
+                              f"both), more than max_drop {t.max_drop:g}")
+
+
+GOLD_NAMES = {HEAD_GOLD: "the head's gold set", BASE_GOLD: "the base's gold set"}
+
+
+def new_chunks_of_labelled(base: Side, head: Side) -> list[dict]:
+    """Chunks new in the head whose document the gold set (base's or
+    head's) labels: new text that inherits a label, worth a reviewer's look."""
+    labelled = {d for grades in (*base.gold.values(), *head.gold.values()) for d in grades}
+    fresh: dict[str, list[str]] = {}
+    for chunk, doc in head.parents.items():
+        if doc in labelled and chunk not in base.ids:
+            fresh.setdefault(doc, []).append(chunk)
+    return [{"doc_id": d, "chunk_ids": sorted(c, key=natural_key)} for d, c in sorted(fresh.items(), key=lambda x: natural_key(x[0]))]

@@ -47,6 +47,16 @@ class Threshold:
     max_drop: float | None = None
 
 
+@dataclass(frozen=True)
+class PerQuestion:
+    """`per_question:` — with a base, the gate fails when more than
+    ``max_questions`` questions lose more than ``max_drop`` of ``measure``."""
+
+    measure: Measure
+    max_drop: float = 0.5
+    max_questions: int = 0
+
+
 @dataclass
 class Config:
     path_display: str
@@ -69,6 +79,7 @@ class Config:
     grade_map: dict[int, int] = field(default_factory=dict)  # relevance.map: grade as written -> grade used
     thresholds: list[Threshold] = field(default_factory=list)
     reported: list[Measure] = field(default_factory=list)  # `measures:`, reported without a threshold
+    per_question: PerQuestion | None = None  # None only until the config is built (see _thresholds)
     inactive_labels: str = "warning"
     missing_queries: str = "warning"
     extra_queries: str = "warning"
@@ -113,8 +124,12 @@ class Config:
         """Every measure computed: the headline ones at the config's k, then
         any other a threshold or `measures:` names (by k, Rprec last)."""
         first = headline(self.k)
-        rest = ({t.measure for t in self.thresholds} | set(self.reported)) - set(first)
+        rest = ({t.measure for t in self.thresholds} | set(self.reported) | set(self._per_question_measure()))
+        rest -= set(first)
         return first + sorted(rest, key=lambda m: (m.k or MAX_K + 1, ORDER[m.name]))
+
+    def _per_question_measure(self) -> list[Measure]:
+        return [self.per_question.measure] if self.per_question is not None else []
 
     def options(self) -> Options:
         """The conventions the measures are computed under."""
@@ -234,7 +249,13 @@ def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
               for i, name in enumerate(doc.get("measures", []))]
     cfg.thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
     cfg.reported = list(filter(None, listed))
-    return None not in named.values() and None not in listed
+    rule = _section(doc, "per_question")
+    name = rule.get("measure")
+    measure = _measure(cfg, doc, name, ["per_question", "measure"], "per_question measure", problems) if name \
+        else Measure("nDCG", cfg.k)
+    if measure is not None:
+        cfg.per_question = PerQuestion(measure, float(rule.get("max_drop", 0.5)), rule.get("max_questions", 0))
+    return None not in named.values() and None not in listed and measure is not None
 
 
 def _threshold(measure: Measure, spec) -> Threshold:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rag_corpus_check.compare import Comparison
     from rag_corpus_check.config import Config
     from rag_corpus_check.evaluate import Evaluation
-    from rag_corpus_check.gate import ThresholdResult
+    from rag_corpus_check.gate import PerQuestionResult, ThresholdResult
     from rag_corpus_check.inputs import CorpusView, Gold, Run
     from rag_corpus_check.retrieve_command import CommandResult
     from rag_corpus_check.rules import Rules
@@ -63,6 +63,8 @@ class Outcome:
     level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
     formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
     thresholds: list[ThresholdResult] = field(default_factory=list)
+    per_question: PerQuestionResult | None = None  # with a base compared
+    base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
     base: BaseResult | None = None
     advisory: bool = False
@@ -96,7 +98,7 @@ def decide(out: Outcome, *, shard: bool = False) -> Outcome:
 def _verdict(out: Outcome) -> str:
     if out.evaluation is None or out.problems.has_errors():
         return INVALID
-    failed = not all(t.passed for t in out.thresholds)
+    failed = not all(t.passed for t in out.thresholds) or (out.per_question is not None and not out.per_question.passed)
     return FAIL if failed or (out.rules is not None and out.rules.violated) else PASS
 
 
@@ -106,7 +108,8 @@ def gate_reasons(out: Outcome) -> list[str]:
     first, in the console, the annotations and the summary)."""
     loosened = out.rules.loosened if out.rules is not None and out.rules.violated else []
     return ([f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
-            + [_below(t) for t in out.thresholds if not t.passed])
+            + [_below(t) for t in out.thresholds if not t.passed]
+            + ([out.per_question.reason()] if out.per_question is not None and not out.per_question.passed else []))
 
 
 def _below(t: ThresholdResult) -> str:

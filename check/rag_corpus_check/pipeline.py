@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from rag_corpus_check import chunks
 from rag_corpus_check import problems as P
+from rag_corpus_check.compare import Comparison, max_drop_failures
 from rag_corpus_check.config import Config, load_config
 from rag_corpus_check.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.evaluate import Evaluation, evaluate, irrelevant_by_type, irrelevant_top
-from rag_corpus_check.gate import apply_thresholds
+from rag_corpus_check.gate import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, gold_format, read_inputs, run_format
 from rag_corpus_check.measures import Measure
 from rag_corpus_check.outcome import Outcome
@@ -71,10 +72,12 @@ def _may_run(out: Outcome, options: Options) -> bool:
     return not problems.has_errors()
 
 
-def measure(root: str, cfg: Config, out: Outcome, options: Options) -> Inputs:
+def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: dict[str, str] | None = None) -> Inputs:
     """load → retrieve → evaluate → validate for one tree. Sets
     ``out.evaluation`` when it stands (no input error). Returns the inputs,
-    still open for questions about the corpus: close them (``with``)."""
+    still open for questions about the corpus: close them (``with``).
+    ``also_rank`` (question id → text; the base's questions) is ranked by the
+    built-in retriever too, into ``out.base_gold_rankings``."""
     if cfg.run_source == "command" and (refusal := command_refusal(out.context, options.allow_command)):
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
         return Inputs()
@@ -85,7 +88,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options) -> Inputs:
     retriever = Retriever(cfg, sources["corpus"].display) if cfg.run is None else None
     inputs = _read(cfg, out, sources, retriever)
     try:
-        _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options)
+        _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options, also_rank)
     except BaseException:
         inputs.close()
         raise
@@ -100,7 +103,7 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retr
 
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retriever | None, corpus_real: str,
-                    options: Options) -> None:
+                    options: Options, also_rank: dict[str, str] | None = None) -> None:
     """retrieve → evaluate → validate. The measures need no corpus: a
     committed run is evaluated before the corpus is first asked for (a big
     one is still being read in a second process then)."""
@@ -108,7 +111,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
     if out.gold is not None and options.shard:
         _keep_shard(out, options.shard)
     if retriever is not None:
-        _retrieve(out, inputs, retriever, corpus_real)
+        _retrieve(out, inputs, retriever, corpus_real, also_rank)
     evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
     enter(out, "load")
     out.corpus = inputs.corpus
@@ -122,12 +125,15 @@ def _evaluable(out: Outcome) -> bool:
     return out.gold is not None and out.run is not None and not out.problems.has_errors()
 
 
-def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: str) -> None:
+def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: str,
+              also_rank: dict[str, str] | None) -> None:
     """The run, from the built-in retriever or the team's command."""
     if _readable(out, inputs.corpus):
         assert out.gold is not None
         enter(out, "retrieve")
         out.run, out.retrieval = retriever.run(corpus_real, out.gold, out.problems)
+        if also_rank is not None and out.run is not None:
+            out.base_gold_rankings = retriever.rank_texts(also_rank, out.problems)
 
 
 def _chunked(cfg: Config, out: Outcome, evaluated):
@@ -137,7 +143,10 @@ def _chunked(cfg: Config, out: Outcome, evaluated):
     out.level = chunks.level(out.corpus, out.gold)
     if out.level != chunks.DOCUMENT:
         return evaluated
+    parents = out.corpus.parents
     out.corpus, out.run = chunks.as_documents(out.corpus, out.gold, out.run, out.problems)
+    if out.base_gold_rankings is not None:
+        out.base_gold_rankings = {q: chunks.as_document_ranking(parents, r) for q, r in out.base_gold_rankings.items()}
     return _evaluate(cfg, out)
 
 
@@ -167,6 +176,11 @@ def _sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] 
         wanted.append(("run", cfg.run, run_format(cfg.run, cfg.run_format)))
     sources = {key: source for key, rel, fmt in wanted if (source := _source(root, cfg, key, rel, fmt, problems))}
     return sources if len(sources) == len(wanted) and _distinct_gold(cfg, sources, problems) else None
+
+
+def sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] | None:
+    """The input files of ``cfg`` as the check resolves them (see :func:`_sources`)."""
+    return _sources(root, cfg, problems)
 
 
 def _gold_files(cfg: Config) -> list[tuple[str, str, str | None]]:
@@ -255,10 +269,18 @@ def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
     return True
 
 
-def gate(cfg: Config, out: Outcome, drop_failures: dict[Measure, str] | None = None) -> None:
-    """The thresholds against the means (and the base's max_drop)."""
-    if out.evaluation is not None:
-        out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, drop_failures)
+def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> None:
+    """The thresholds against the means; with a base compared, also against
+    the head's means judged by the base's gold set, the max_drops against
+    the paired means of each gold set, and the per-question rule."""
+    if out.evaluation is None:
+        return
+    drops = max_drop_failures(cfg.thresholds, comparison) if comparison is not None else None
+    on_base = comparison.base_gold if comparison is not None else None
+    base_means = {d.measure: d.head for d in on_base.deltas} if on_base is not None else None
+    out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, drops, base_means)
+    if comparison is not None and cfg.per_question is not None:
+        out.per_question = PerQuestionResult(cfg.per_question, {v.gold: v.over_limit for v in comparison.views})
 
 
 def in_shard(query_id: str, shard: tuple[int, int]) -> bool:

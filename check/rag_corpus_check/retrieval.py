@@ -34,6 +34,7 @@ class Retriever:
         self.cfg = cfg
         self.index = BM25Index(cfg.bm25, cfg.bounds) if cfg.run_source == "bm25" else None
         self.corpus_file = corpus_file
+        self._done: dict[str, list[str]] = {}  # text -> ranking: the same question text is searched once
 
     def on_doc(self) -> Callable[[str, dict], None] | None:
         """What the corpus reader hands every valid document to (BM25 indexes
@@ -73,19 +74,38 @@ class Retriever:
         index.finish()
         run = Run(file=BM25_FILE, format="bm25")
         progress = current_progress()
-        done: dict[str, list[str]] = {}  # text -> ranking: the same question text is searched once
         for i, (qid, text) in enumerate(questions, 1):
             try:
-                ranking = done.get(text)
-                if ranking is None:
-                    ranking = done[text] = index.search(text, self.cfg.bm25.depth)
-                run.queries[qid] = RunQuery(qid, None, list(ranking))
+                run.queries[qid] = RunQuery(qid, None, self._search(text))
             except Budget as exc:
                 file, line = where(gold, gold.queries[qid])
                 problems.add(P.LIMIT, budget_message(exc, self.cfg), file=file, line=line, id=qid)
                 return None
             progress.tick("retrieving with BM25", i, len(questions), unit="questions")
         return run
+
+    def _search(self, text: str) -> list[str]:
+        assert self.index is not None
+        ranking = self._done.get(text)
+        if ranking is None:
+            ranking = self._done[text] = self.index.search(text, self.cfg.bm25.depth)
+        return list(ranking)
+
+    def rank_texts(self, questions: dict[str, str], problems: P.Problems) -> dict[str, list[str]] | None:
+        """Rankings of other questions (the base's, by id) on this corpus,
+        after :meth:`run`: the built-in BM25 only (None otherwise, or when
+        the work budget runs out, which is a problem)."""
+        if self.index is None:
+            return None
+        out = {}
+        try:
+            for qid, text in questions.items():
+                out[qid] = self._search(text)
+        except Budget as exc:
+            problems.add(P.LIMIT, budget_message(exc, self.cfg) + " (ranking the base's questions)",
+                         file=self.cfg.path_display)
+            return None
+        return out
 
     def _command(self, corpus_real: str, questions, problems: P.Problems, info: Retrieval) -> Run | None:
         cfg = self.cfg

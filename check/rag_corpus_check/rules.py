@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rag_corpus_check.config import LIMIT_NAMES, Config, Threshold
+from rag_corpus_check.config import LIMIT_NAMES, Config, PerQuestion, Threshold
 
 BASE = "base"
 FIRST_INTRODUCTION = "head-first-introduction"
@@ -162,12 +162,43 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
     for message in _ranking_changes(ranking(base, base_layout.run), ranking(head, head_layout.run)):
         _loose(message, changes, loosened)
     _threshold_changes(base, head, changes, loosened)
+    _per_question_changes(base, head, changes, loosened)
     _validation_changes(base, head, changes, loosened)
     changes += _limit_changes(base, head)
     reason = head.rule_change_reason
     if reason and reason != base.rule_change_reason:
         return Rules(OVERRIDE, changes, loosened, reason)
     return Rules(BASE, changes, loosened)
+
+
+def _per_question_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
+    """`per_question:` — another measure, a larger drop or more questions allowed loosen it."""
+    b, h = base.per_question, head.per_question
+    assert b is not None and h is not None
+    if b.measure != h.measure:
+        _loose(f"`per_question.measure` changed: {b.measure} → {h.measure}", changes, loosened)
+    for name, was, now in (("max_drop", b.max_drop, h.max_drop), ("max_questions", b.max_questions, h.max_questions)):
+        if now > was:
+            _loose(f"`per_question.{name}` raised: {was:g} → {now:g}", changes, loosened)
+        elif now < was:
+            changes.append(f"`per_question.{name}` lowered: {was:g} → {now:g}")
+
+
+def level_change(base_level: str | None, head_level: str | None) -> str | None:
+    """The evaluation level of a chunked corpus (per document or per chunk,
+    see :mod:`chunks`) is a convention: numbers at two levels are not
+    comparable, and a PR that switches it (say, by adding chunks to
+    labelled documents) changes how the gate measures. Decided from the
+    inputs, so it is found after both trees are read."""
+    if base_level == head_level:
+        return None
+    return (f"the evaluation level changed: {base_level or 'no chunks'} → {head_level or 'no chunks'} "
+            "(a chunked corpus is evaluated per document when the gold set labels doc_id values)")
+
+
+def add_loosened(rules: Rules, message: str) -> None:
+    """A loosening found after the rules were decided (see :func:`level_change`)."""
+    _loose(message, rules.changes, rules.loosened)
 
 
 def _convention_changes(base: Config, head: Config) -> list[str]:
@@ -206,11 +237,19 @@ def enforce(rules: Rules, base: Config, head: Config) -> None:
     for name in CONVENTIONS:
         setattr(head, name, getattr(base, name))
     head.thresholds = merge_thresholds(base.thresholds, head.thresholds)
+    head.per_question = _stricter(base.per_question, head.per_question)
     for name in VALIDATION:
         if "error" in (getattr(base, name), getattr(head, name)):
             setattr(head, name, "error")
     head.set_limits({n: min(base.limit(n), head.limit(n)) for n in LIMIT_NAMES})
     head.command_timeout = min(base.command_timeout, head.command_timeout)
+
+
+def _stricter(base: PerQuestion | None, head: PerQuestion | None) -> PerQuestion | None:
+    """The base's per-question rule, tightened by the head's (on the base's measure)."""
+    if base is None or head is None:
+        return base or head
+    return PerQuestion(base.measure, min(base.max_drop, head.max_drop), min(base.max_questions, head.max_questions))
 
 
 def same_conventions(source: Config, target: Config) -> None:

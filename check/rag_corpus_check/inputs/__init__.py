@@ -41,7 +41,7 @@ from rag_corpus_check.text import safe_text
 __all__ = [
     "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "Run", "RunQuery",
     "Source", "gold_format", "read_corpus", "read_gold", "read_inputs", "read_run", "run_format",
-    "snapshot_where", "where",
+    "read_gold_set", "snapshot_where", "where",
 ]
 
 
@@ -139,6 +139,15 @@ def _read_labels(out: Inputs, gold: Source | list[Source], queries: Source | Non
         out.run = _read(out, run, problems, read_run, limits, problems)
     if out.process is not None and out.gold is not None and out.run is not None:
         out.process.post("facts", out.gold.labelled(), out.run.ranked_ids())
+
+
+def read_gold_set(gold: list[Source], queries: Source | None, limits: Limits, problems: P.Problems) -> Gold | None:
+    """A gold set alone (every file merged, with its question texts)."""
+    out = Inputs()
+    out.gold = _read_golds(out, gold, limits, problems)
+    if queries is not None:
+        _with_texts(out.gold, _read(out, queries, problems, read_queries, limits, problems), queries.display, problems)
+    return out.gold
 
 
 def _read_golds(out: Inputs, sources: list[Source], limits: Limits, problems: P.Problems) -> Gold | None:

@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 import shlex
 
-from rag_corpus_check.compare import MIN_QUESTIONS, Comparison, Delta, QuestionChange
+from rag_corpus_check.compare import (
+    GOLD_SETS,
+    MIN_QUESTIONS,
+    Comparison,
+    Delta,
+    QuestionChange,
+    View,
+)
 from rag_corpus_check.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.rules import Rules
@@ -45,7 +52,9 @@ def add_sections(s: Summary, out: Outcome) -> None:
     cmp_ = out.base.comparison
     if cmp_ is not None:
         _deltas(s, cmp_)
+        _per_question(s, out)
         _questions(s, cmp_)
+        _new_chunks(s, cmp_)
         _labels(s, cmp_)
         _attribution(s, cmp_)
         _unjudged(s, cmp_, out)
@@ -67,13 +76,44 @@ def _rules(s: Summary, rules: Rules) -> None:
     s.para(f"Rules enforced: `{rules.source}`.")
 
 
+def view_title(v: View) -> str:
+    """Which gold set a view's figures come from, in words."""
+    return f"Judged by {GOLD_SETS[v.gold]}: {v.paired} questions"
+
+
 def _deltas(s: Summary, cmp_: Comparison) -> None:
-    s.table(
-        ["measure", "base", "head", "Δ", "p (paired randomization)"],
-        [[f"`{d.measure}`", fmt(d.base), fmt(d.head), signed(d.delta), _p(d)] for d in cmp_.deltas],
-    )
+    for v in cmp_.views:
+        s.para(f"**{view_title(v)}** (the same questions on both sides; `max_drop` compares these means).")
+        s.table(
+            ["measure", "base", "head", "Δ", "p (paired randomization)"],
+            [[f"`{d.measure}`", fmt(d.base), fmt(d.head), signed(d.delta), _p(d)] for d in v.deltas],
+        )
     if cmp_.paired < MIN_QUESTIONS:
         s.para(f"Only {cmp_.paired} questions are in both revisions: too few to conclude that a change is real.")
+
+
+def _per_question(s: Summary, out: Outcome) -> None:
+    """The per-question rule: the questions over its limit, per gold set."""
+    rule = out.per_question
+    if rule is None:
+        return
+    r = rule.rule
+    over = [(gold, q) for gold, qs in rule.dropped.items() for q in qs]
+    counts = "; ".join(f"judged by the {gold}'s gold set: {len(qs)}" for gold, qs in rule.dropped.items())
+    s.para(f"{'✅' if rule.passed else '❌'} Per-question rule (`per_question`): questions that lost more than "
+           f"{r.max_drop:g} of `{r.measure}` — at most {r.max_questions} may. {counts}.")
+    if over:
+        s.table(["gold set", "question", "base", "head", "Δ"],
+                [[gold, cell(q.query_id), fmt(q.base), fmt(q.head), signed(q.delta)] for gold, q in over[:20]])
+
+
+def _new_chunks(s: Summary, cmp_: Comparison) -> None:
+    if cmp_.new_chunks:
+        s.para("New chunks of documents the gold set labels (their text inherits the document's label — "
+               "review it like a label): " + "; ".join(
+                   f"{cell(e['doc_id'])}: {', '.join(cell(c) for c in e['chunk_ids'][:5])}"
+                   + (f" and {len(e['chunk_ids']) - 5} more" if len(e["chunk_ids"]) > 5 else "")
+                   for e in cmp_.new_chunks[:20]))
 
 
 def moved_documents(q: QuestionChange, esc=cell, limit: int = 4) -> str:
@@ -187,6 +227,19 @@ def _question_json(q: QuestionChange) -> dict:
     return entry
 
 
+def _view_json(v: View) -> dict:
+    return {"gold": v.gold, "description": GOLD_SETS[v.gold], "paired_questions": v.paired,
+            "deltas": [_delta_json(d) for d in v.deltas], "questions": [_question_json(q) for q in v.questions]}
+
+
+def per_question_json(out: Outcome) -> dict | None:
+    rule = out.per_question
+    if rule is None:
+        return None
+    return {"measure": str(rule.rule.measure), "max_drop": rule.rule.max_drop, "max_questions": rule.rule.max_questions,
+            "passed": rule.passed, "dropped": {gold: [_question_json(q) for q in qs] for gold, qs in rule.dropped.items()}}
+
+
 def comparison_json(out: Outcome) -> dict | None:
     if out.base is None:
         return None
@@ -207,6 +260,8 @@ def comparison_json(out: Outcome) -> dict | None:
             "added": cmp_.added, "removed": cmp_.removed, "labels": cmp_.labels, "attribution": cmp_.attribution,
             "gold_changed": cmp_.gold_changed, "system_changed": cmp_.system_changed,
             "unjudged_new_docs": cmp_.unjudged_new_docs, "paired_questions": cmp_.paired,
+            "views": [_view_json(v) for v in cmp_.views], "new_chunks": cmp_.new_chunks,
+            "relabelled_and_reranked": cmp_.relabelled_and_reranked,
             "significance": SIGNIFICANCE,
         })
     return data

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from rag_corpus_check.measures import headline
 from rag_corpus_check.outcome import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, gate_reasons
-from rag_corpus_check.report.changes import dropped, moved_documents, pool_command, signed
+from rag_corpus_check.report.changes import (
+    dropped,
+    moved_documents,
+    pool_command,
+    signed,
+    view_title,
+)
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.retrieval import run_source_line
@@ -75,7 +81,9 @@ def _comparison(out: Outcome) -> list[str]:
     if cmp_ is None:
         return [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
-    lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})" for d in cmp_.deltas]
+    for v in cmp_.views:
+        lines.append(f"   {view_title(v).lower()}:")
+        lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})" for d in v.deltas]
     return lines + _drop_lines(dropped(cmp_)) + _pool_lines(out, cmp_.unjudged_new_docs)
 
 
@@ -98,7 +106,14 @@ def _thresholds(out: Outcome) -> list[str]:
     lines = ["  thresholds:"] if out.thresholds else []
     for t in out.thresholds:
         note = f"  ({safe_text(t.note)})" if t.note else ""
-        lines.append(f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}{note}")
+        on_base = f"  (base's gold set: {fmt(t.on_base_gold)})" if t.base_gold_checked else ""
+        lines.append(f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}"
+                     f"{on_base}{note}")
+    rule = out.per_question
+    if rule is not None:
+        counts = ", ".join(f"{len(qs)} by the {gold}'s gold set" for gold, qs in rule.dropped.items())
+        lines.append(f"    {'ok  ' if rule.passed else 'FAIL'} per_question: questions that lost more than "
+                     f"{rule.rule.max_drop:g} of {rule.rule.measure}: {counts} (at most {rule.rule.max_questions})")
     return lines
 
 

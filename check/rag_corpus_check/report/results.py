@@ -8,7 +8,7 @@ import stat
 import tempfile
 
 from rag_corpus_check.outcome import Outcome, environment
-from rag_corpus_check.report.changes import comparison_json
+from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.conventions import conventions_json
 from rag_corpus_check.text import natural_key
 
@@ -26,6 +26,7 @@ def results_dict(out: Outcome) -> dict:
         "metrics": {str(m): v for m, v in ev.means.items()} if ev else {},
         "counts": _counts(out),
         "thresholds": [_threshold(t) for t in out.thresholds],
+        "per_question": per_question_json(out),
         "queries": [_query(q) for q in (ev.queries if ev else [])],
         "run_source": _run_source(out),
         "comparison": comparison_json(out),
@@ -60,7 +61,8 @@ def _counts(out: Outcome) -> dict:
 
 def _threshold(t) -> dict:
     return {"measure": str(t.measure), "limit": t.limit, "value": t.value, "passed": t.passed,
-            "max_drop": t.max_drop, "note": t.note}
+            "max_drop": t.max_drop, "note": t.note, "gold_sets": ["head", "base"] if t.base_gold_checked else ["head"],
+            "value_on_base_gold": t.on_base_gold}
 
 
 def _provenance(out: Outcome) -> dict:

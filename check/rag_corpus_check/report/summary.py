@@ -102,11 +102,18 @@ def _thresholds(s: Summary, out: Outcome) -> None:
     if not out.thresholds:
         return
     rows = []
+    on_base = any(t.base_gold_checked for t in out.thresholds)
     for t in sorted(out.thresholds, key=lambda t: t.passed is not False):
         note = f" ({cell(t.note)})" if t.note else ""
-        rows.append([f"`{t.measure}`", fmt(t.value), f"≥ {t.limit:g}", ("✅" if t.passed else "❌") + note])
+        row = [f"`{t.measure}`", fmt(t.value)] + ([fmt(t.on_base_gold)] if on_base else [])
+        rows.append(row + [f"≥ {t.limit:g}", ("✅" if t.passed else "❌") + note])
     s.heading("Metrics vs thresholds", 3)
-    s.table(["measure", "value", "threshold", "result"], rows)
+    columns = ["measure", "value (head's gold set)", "value (base's gold set)"] if on_base else ["measure", "value"]
+    s.table(columns + ["threshold", "result"], rows)
+    if on_base:
+        s.para("With a base, every threshold holds on the head's own gold set and on the base's: the head's "
+               "ranking is judged by the base's questions and labels too, so a change to the gold set can only "
+               "add failures.")
     if out.verdict == FAIL:
         s.para("**The gate failed because:**")
         s.bullets([cell(r, 500) for r in gate_reasons(out)])
