@@ -18,7 +18,7 @@ from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.retrieval import run_source_line
 from rag_corpus_check.report.rules import rules_line
-from rag_corpus_check.report.summary import worst
+from rag_corpus_check.report.summary import gold_set_note, worst
 from rag_corpus_check.text import safe_text
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
@@ -121,7 +121,7 @@ def _means(out: Outcome) -> list[str]:
     ev, cfg = out.evaluation, out.config
     if not ev or not cfg:
         return []
-    lines = [f"  means over {ev.counted} questions:", "    " + "   ".join(f"{k} {fmt(v)}" for k, v in ev.means.items())]
+    lines = [f"  means over {ev.counted} questions{gold_set_note(out)}:", "    " + "   ".join(f"{k} {fmt(v)}" for k, v in ev.means.items())]
     lines += _worst(out)
     if ev.excluded:
         shown = ", ".join(safe_text(q, 40) for q in ev.excluded[:20])

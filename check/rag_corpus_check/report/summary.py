@@ -146,12 +146,18 @@ def worst(out: Outcome) -> tuple[Measure, list]:
     return key, heapq.nsmallest(max(out.config.worst, 0), ok, key=lambda q: q.values[key])
 
 
+def gold_set_note(out: Outcome) -> str:
+    """Which gold set the head's own means come from, when a base's is compared too."""
+    compared = out.base is not None and out.base.comparison is not None
+    return " (the head's gold set)" if compared else ""
+
+
 def _means(s: Summary, out: Outcome) -> None:
     ev, cfg = out.evaluation, out.config
     if not ev or not cfg:
         return
     keys = list(ev.means)
-    s.heading(f"Means over {ev.counted} questions", 3)
+    s.heading(f"Means over {ev.counted} questions{gold_set_note(out)}", 3)
     s.table([f"`{k}`" for k in keys], [[fmt(ev.means[k]) for k in keys]])
     _worst(s, out)
     if ev.excluded:
