@@ -557,6 +557,22 @@ def test_the_callers_timeout_is_not_a_rule_change(kb, tmp_path, capsys):
     assert results["comparison"]["rules"]["loosened"] == [], text
 
 
+def test_a_raised_retriever_timeout_is_listed_and_not_applied(kb, tmp_path, capsys):
+    """`retriever.timeout` raised in a PR (above the caller's ceiling too):
+    listed as a rule change; the base's lower value holds (issue "The
+    smaller ones", item 5)."""
+    cfg = kb / CONFIG
+    cfg.write_text(cfg.read_text().replace("  type: bm25", "  type: bm25\n  timeout: 30"))
+    base = commit(kb, "base: retriever.timeout 30")
+    edit(cfg, "  timeout: 30", "  timeout: 3600")
+    commit(kb, "a PR raising the timeout")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    changes = results["comparison"]["rules"]["changes"]
+    assert any("`retriever.timeout` raised: 30 → 3600 s" in c for c in changes), changes
+    assert results["rules_source"] == "base" and code == 0, text
+    assert "retriever\\.timeout" in summary  # escaped like all summary text
+
+
 def test_a_relevance_map_is_a_convention_the_base_holds(kb, tmp_path, capsys):
     """`relevance.map` (issue 15) turns grades: a PR mapping grade 0 to 2
     would make every judged document relevant without touching gold.yaml."""
