@@ -610,3 +610,25 @@ def test_someone_elses_directory_is_not_used(repo, tmp_path, monkeypatch, capsys
     (tmp / f"rag-corpus-check-{os.getuid()}").symlink_to(elsewhere)
     assert main([]) == 0
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("show", [False, True])
+def test_report_show_text_puts_escaped_question_texts_in_the_worst_table(repo, run_cli, show):
+    """`report.show_text` (off by default): the worst-questions table gains a
+    text column, escaped like every cell; without it no question text is shown."""
+    cfg = repo / ".rag-corpus-check.yml"
+    cfg.write_text(cfg.read_text() + f"report:\n  worst: 14\n  show_text: {str(show).lower()}\n")
+    gold = repo / "gold.yaml"
+    hostile = "Deleted backups | kept? <img src=x> [l](http://x.y) ::error::z"
+    gold.write_text(gold.read_text().replace('"How long are deleted backups kept?"', json.dumps(hostile), 1))
+    code, out, err, results, summary = run_cli()
+    assert code == 0, out
+    worst = summary.split("Worst questions by")[1].split("\n\n", 2)[1]
+    row = next(line for line in worst.splitlines() if line.startswith("| q01 |"))
+    if not show:
+        assert "| question | `P@5`" in worst and "backups" not in summary
+        return
+    assert "| question | text | `P@5`" in worst
+    assert "Deleted backups \\| kept? &lt;img src=x&gt; \\[l\\]\\(http&#58;//x\\.y\\)" in row
+    assert "::" not in row
+    assert row.count("|") - row.count("\\|") == 2 + 1 + 4 + 1  # question, text, 4 headline measures, note

@@ -163,10 +163,20 @@ def _worst(s: Summary, out: Outcome) -> None:
     if not rows:
         return
     head_keys = headline(out.config.k)
+    texts = _question_texts(out)
     s.heading(f"Worst questions by {key}", 3)
-    s.table(["question"] + [f"`{k}`" for k in head_keys] + ["note"],
-            [[cell(q.query_id)] + [fmt(q.values.get(k)) for k in head_keys] + ["" if q.in_run else "not in run"]
+    s.table(["question"] + (["text"] if texts is not None else []) + [f"`{k}`" for k in head_keys] + ["note"],
+            [[cell(q.query_id)] + ([] if texts is None else [cell(texts.get(q.query_id) or "", 200)])
+             + [fmt(q.values.get(k)) for k in head_keys] + ["" if q.in_run else "not in run"]
              for q in rows])
+
+
+def _question_texts(out: Outcome) -> dict[str, str | None] | None:
+    """question -> text, when the config's `report.show_text` allows it
+    (off by default: corpora and questions are often private)."""
+    if out.config is None or not out.config.show_text or out.gold is None:
+        return None
+    return {qid: q.text for qid, q in out.gold.queries.items()}
 
 
 def _all_questions(ev, keys: list[Measure]) -> Summary:
