@@ -21,6 +21,7 @@ from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
 from rag_corpus_check.report.rules import rules_line
+from rag_corpus_check.rules import OVERRIDE
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {
@@ -62,6 +63,8 @@ def _head(s: Summary, out: Outcome) -> None:
     head = f"{ICON[out.verdict]} **rag-corpus-check: {TITLE[out.verdict]}**"
     if out.advisory and out.verdict == FAIL:
         head += " (advisory: the job is not failed)"
+    if out.rules_source == OVERRIDE:
+        head += " · ⚠️ rules overridden by this PR (`head-override`)"
     head += f" · commit {_commit_link(out, checked)}" if checked else " · commit unknown (not a git checkout)"
     s.heading(head, 2)
     lines = _event_lines(out, checked)
@@ -70,6 +73,9 @@ def _head(s: Summary, out: Outcome) -> None:
         lines.append(rules[0].upper() + rules[1:])
     if lines:
         s.para(" · ".join(lines))
+    if out.rules_source == OVERRIDE:
+        s.para("> [!CAUTION]\n> This pull request sets a new `rule_change_reason`: it was gated on its own config's "
+               "thresholds and conventions, not the base's. Review the rule changes below before merging.")
     _commit_notes(s, out, checked)
 
 
