@@ -41,7 +41,8 @@ def trec_fields(text: str) -> list[str]:
     """The fields of a TREC line as trec_eval splits them: on spaces and tabs
     only (``str.split()`` also splits on U+00A0, U+3000, U+2028 …, so
     ``q1 0 d1<U+00A0>1`` would be four fields here and three in trec_eval)."""
-    return [f for f in text.replace("\t", " ").split(" ") if f]
+    parts = text.replace("\t", " ").split(" ")
+    return parts if "" not in parts else [f for f in parts if f]  # one space between fields needs no filter
 
 
 def other_space_note(text: str) -> str:
