@@ -13,6 +13,7 @@ import secrets
 
 from rag_corpus_check.measures import Measure
 from rag_corpus_check.outcome import FAIL, Outcome, gate_reasons
+from rag_corpus_check.rules import OVERRIDE
 from rag_corpus_check.text import safe_text
 
 MAX_PER_TYPE = 10  # GitHub shows at most 10 annotations of a type per step
@@ -61,7 +62,7 @@ def _override_annotation(out: Outcome) -> list[str]:
     """A pull request that set a new `rule_change_reason` was gated on its own
     rules: a warning on the config's diff (the first warning, never cut)."""
     rules, cfg = out.rules, out.config
-    if rules is None or rules.source != "head-override" or cfg is None:
+    if rules is None or rules.source != OVERRIDE or cfg is None:
         return []
     changes = "; ".join(rules.changes[:10]) or "none listed"
     message = (f"This PR changes the gate's rules with a new rule_change_reason (“{rules.override_reason}”): it was "
