@@ -33,6 +33,7 @@ from rag_corpus_check.report.comment import (
     render_refused,
 )
 from rag_corpus_check.report.github import command
+from rag_corpus_check.text import safe_text
 
 TIMEOUT_S = 60
 MAX_JSON_BYTES = 10 * 1024 * 1024
@@ -44,6 +45,7 @@ _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _URL = re.compile(r"https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~/-]*)?")
 _ARTIFACT_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+_WORKFLOW_PATH = re.compile(r"\.github/workflows/[A-Za-z0-9._-]{1,100}\.ya?ml")
 
 
 class GitHubError(Exception):
@@ -110,6 +112,19 @@ def run_info(event: dict, repo: str, server: str) -> RunInfo:
     conclusion = _get(wr, "conclusion")
     return RunInfo(run_id, f"{server}/{repo}/actions/runs/{run_id}", head,
                    conclusion if isinstance(conclusion, str) and conclusion in CONCLUSIONS else None)
+
+
+def workflow_refusal(event: dict, expected: str) -> str | None:
+    """Why the run is not of the expected workflow file, or None. The
+    trigger matches workflows by `name:`, which any workflow a pull request
+    adds can copy (and upload a forged results file); the path is GitHub's
+    word. Compared exactly: no suffix is stripped."""
+    path = _get(event, "workflow_run", "path")
+    if path == expected:
+        return None
+    shown = f"`{safe_text(path, 200)}`" if isinstance(path, str) else "not given"
+    return (f"the run's workflow file is {shown}, not `{expected}` (input `workflow-path`): another workflow with "
+            "the same name can upload forged results, so nothing was posted")
 
 
 def pr_number(api: Api, event: dict, head_sha: str) -> int | None:
@@ -231,8 +246,17 @@ def run() -> int:
         raise GitHubError("this action runs on `workflow_run` (after the workflow that ran the check)")
     repo = _env("GITHUB_REPOSITORY", _REPOSITORY)
     api = Api(_env("GITHUB_API_URL", _URL).rstrip("/"), repo, _env("RAG_COMMENT_TOKEN"))
+    expected = os.environ.get("WORKFLOW_PATH", "")
+    if not _WORKFLOW_PATH.fullmatch(expected):
+        raise GitHubError("input `workflow-path` must name the check's workflow file, e.g. "
+                          "`.github/workflows/rag-corpus-check.yml`")
     event = _load_event(_env("GITHUB_EVENT_PATH"))
     info = run_info(event, repo, _env("GITHUB_SERVER_URL", _URL).rstrip("/"))
+    refusal = workflow_refusal(event, expected)
+    if refusal is not None:
+        print(command("error", f"run {info.run_id}: {refusal}", title="rag-corpus-check"))
+        _outputs(result="wrong-workflow")
+        return 1
     number = pr_number(api, event, info.head_sha)
     if number is None:
         print(command("notice", f"run {info.run_id} was not for an open pull request of this repository; "

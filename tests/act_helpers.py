@@ -510,7 +510,8 @@ class FakeGitHub:
 
 def workflow_run_payload(head_sha: str, *, run_id: int = 555, pr_number: int | None = 7,
                          conclusion: str = "failure", head_owner: str = "acme",
-                         head_branch: str = "update-docs") -> dict:
+                         head_branch: str = "update-docs",
+                         path: str = ".github/workflows/rag-corpus-check.yml") -> dict:
     """A `workflow_run` (completed) event for the check workflow's run. With
     ``pr_number`` None, ``pull_requests`` is empty, as GitHub sends it for a
     pull request from a fork."""
@@ -521,7 +522,7 @@ def workflow_run_payload(head_sha: str, *, run_id: int = 555, pr_number: int | N
     return {
         "action": "completed",
         "workflow_run": {
-            "id": run_id, "name": "rag-corpus-check", "event": "pull_request", "status": "completed",
+            "id": run_id, "name": "rag-corpus-check", "path": path, "event": "pull_request", "status": "completed",
             "conclusion": conclusion, "head_sha": head_sha, "head_branch": head_branch,
             "head_repository": {"full_name": f"{head_owner}/knowledge-base", "owner": {"login": head_owner}},
             "pull_requests": pulls,

@@ -1258,6 +1258,32 @@ case(
     expect="score",
     where="run.trec:1",
 )
+def _trec_run_line(line: str):
+    def setup(r, o):
+        (r / "run.jsonl").unlink()
+        w(r / "run.trec", f"q1 Q0 d2 2 0.5 t\n{line}\nq2 Q0 d3 1 1.0 t\n")
+        set_config(r, run="run.trec")
+    return setup
+
+
+case(
+    id="trec-nbsp-separator",
+    group="schema",
+    title="a TREC run line `q1 Q0 d1 1<U+00A0>1.0 t` (str.split() saw six fields, trec_eval five)",
+    setup=_trec_run_line("q1 Q0 d1 1\u00a01.0 t"),
+    exit=2,
+    expect="found 5 (it holds U+00A0, which is not a field separator",
+    where="run.trec:2",
+)
+case(
+    id="trec-nbsp-in-id",
+    group="schema",
+    title="a TREC run document id `d<U+3000>1` (trec_eval keeps the space in the id)",
+    setup=_trec_run_line("q1 Q0 d\u30001 1 1.0 t"),
+    exit=2,
+    expect="document id contains U+3000",
+    where="run.trec:2",
+)
 case(
     id="grade-float",
     group="schema",

@@ -25,8 +25,11 @@ from packaging.utils import canonicalize_name
 
 from act_helpers import (
     CHECK_STEP,
+    CHECK_WORKFLOW,
     GATE_STEP,
     ROOT,
+    UPLOAD_ARTIFACT,
+    UPLOAD_STANDIN,
     ActRun,
     ConsumerRepo,
     Link,
@@ -387,6 +390,59 @@ def test_require_base_false_runs_on_the_heads_rules_and_says_so(tmp_path, action
     warnings = [w.get("arg", "") for w in run.commands("warning", CHECK_STEP)]
     assert any("c" * 40 in w and "fetch-depth: 2" in w for w in warnings), warnings
     assert "head-no-base" in run.summary().split("###", 1)[0]
+
+
+REQUIRE_LINE = "# require-rules-source: base,head-first-introduction"
+
+
+@pytest.mark.parametrize("required", [False, True], ids=["as-shipped", "require-rules-source"])
+def test_an_override_in_the_example_workflow_is_loud_and_can_be_refused(tmp_path, action, required):
+    """A pull request sets every threshold to 0 with a new rule_change_reason.
+    The example workflow as shipped passes it (head-override) with a warning
+    annotation on the config; with its `require-rules-source` line
+    uncommented, the gate fails (exit 1)."""
+    base = kb_at_root()
+    config = base[".rag-corpus-check.yml"].read_text(encoding="utf-8")
+    zero, n = re.subn(r"(?m)^(  (?:P|R|nDCG|Judged)@5): [0-9.]+", r"\1: 0", config)
+    assert n == 4
+    zero += 'rule_change_reason: "labels are being rebuilt (TICKET-9)"\n'
+    workflow = CHECK_WORKFLOW.read_text(encoding="utf-8")
+    assert REQUIRE_LINE in workflow
+    if required:
+        workflow = workflow.replace(REQUIRE_LINE, REQUIRE_LINE.removeprefix("# "))
+    repo = make_consumer_repo(tmp_path / "repo", {".rag-corpus-check.yml": zero}, workflow, base_files=base)
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    run = run_act(repo, tmp_path, action_dir=action, payload=pull_request_payload(repo), extra_args=[
+        "--local-repository", f"{UPLOAD_ARTIFACT}={UPLOAD_STANDIN}", "--env", f"RAG_TEST_ARTIFACT_DIR={uploads}"])
+
+    out = gate_outputs(run)
+    assert out["rules-source"] == "head-override", (out, run.describe())
+    warnings = [w for w in run.commands("warning") if "rules overridden by this PR" in w.get("title", "")
+                or "rule_change_reason" in w.get("arg", "")]
+    assert warnings, run.describe()
+    printed = [ln for ln in run.printed(CHECK_STEP) if ln.startswith("rag-corpus-check: ")]
+    assert printed and "RULES OVERRIDDEN BY THIS PR" in printed[0], printed
+    assert "rules overridden by this PR" in run.summary().splitlines()[0]
+    if required:
+        assert run.job_result == "failure", run.describe()
+        assert (out["verdict"], out["passed"], out["exit-code"]) == ("fail", "false", "1"), out
+        errors = [e.get("arg", "") for e in run.commands("error")]
+        assert any("rules-source is `head-override`, and this workflow accepts only `base` or "
+                   "`head-first-introduction`" in e for e in errors), errors
+    else:
+        assert run.job_result == "success", run.describe()
+        assert (out["verdict"], out["exit-code"]) == ("pass", "0"), out
+    assert (uploads / "rag-corpus-check.zip").is_file()  # the comment job gets the results either way
+
+
+def test_an_invalid_require_rules_source_is_refused(tmp_path, action):
+    repo = consumer(tmp_path, kb_at_root(), **{"require-rules-source": "base;echo"})
+    run = run_act(repo, tmp_path, action_dir=action)
+    assert run.job_result == "failure", run.describe()
+    errors = [e.get("arg", "") for e in run.commands("error")]
+    assert any("require-rules-source must be rules sources separated by commas" in e for e in errors), errors
+    assert not run.in_step(CHECK_STEP)
 
 
 def test_the_base_is_fetched_when_the_clone_lacks_it(tmp_path, action):

@@ -250,6 +250,58 @@ def test_trec_run_duplicate_is_invalid(repo, run_cli):
     )
 
 
+# trec_eval splits fields on spaces and tabs only; str.split() also on these.
+OTHER_SPACES = ["\u00a0", "\u3000", "\u2028", "\u0085", "\u2009"]
+
+
+@pytest.mark.parametrize("space", OTHER_SPACES, ids=lambda c: f"U+{ord(c):04X}")
+def test_trec_qrels_split_as_trec_eval_splits(repo, run_cli, space):
+    """`q01 0 faq-001<NBSP>2` is three fields to trec_eval (four to
+    str.split(), which read it as a label): a wrong field count, at its line."""
+    _use_trec(repo)
+    n = len((repo / "gold.qrels").read_text().splitlines()) + 1
+    with open(repo / "gold.qrels", "a", encoding="utf-8") as f:
+        f.write(f"q01 0 faq-001{space}2\n")
+    code, out, err, results, _ = run_cli()
+    assert code == 2, out
+    p = next(p for p in results["problems"] if p["file"] == "gold.qrels")
+    assert p["line"] == n and "found 3" in p["message"], p
+    assert f"U+{ord(space):04X}, which is not a field separator" in p["message"]
+
+
+@pytest.mark.parametrize("space", OTHER_SPACES, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_non_ascii_space_in_a_trec_id_is_an_error_naming_the_safe_id(repo, run_cli, space):
+    _use_trec(repo)
+    qrels = (repo / "gold.qrels").read_text().splitlines()
+    run = (repo / "run.trec").read_text().splitlines()
+    with open(repo / "gold.qrels", "a", encoding="utf-8") as f:
+        f.write(f"q01 0 faq{space}001 2\n")
+    with open(repo / "run.trec", "a", encoding="utf-8") as f:
+        f.write(f"q{space}01 Q0 faq-001 77 0.5 sys\n")
+    code, out, err, results, _ = run_cli()
+    assert code == 2, out
+    found = {(p["file"], p["line"]): p for p in results["problems"]}
+    g, r = found[("gold.qrels", len(qrels) + 1)], found[("run.trec", len(run) + 1)]
+    assert g["id"] == f"faq\\u{ord(space):04x}001" and r["id"] == f"q\\u{ord(space):04x}01", (g, r)
+    # U+2028 and U+0085 are control characters to the id rule already.
+    assert g["message"].startswith("document id ") and r["message"].startswith("question id ")
+    assert all("contains" in m for m in (g["message"], r["message"]))
+    assert all(space not in p["message"] + (p["id"] or "") for p in results["problems"])
+
+
+def test_a_trec_line_of_only_a_non_ascii_space_is_a_line(repo, run_cli):
+    """trec_eval reads a line of U+3000 as one field (a malformed line);
+    only spaces, tabs and CR make a blank line."""
+    _use_trec(repo, gold=False)
+    n = len((repo / "run.trec").read_text().splitlines()) + 1
+    with open(repo / "run.trec", "a", encoding="utf-8") as f:
+        f.write("\u3000\n \t\r\n")
+    code, out, err, results, _ = run_cli()
+    assert code == 2, out
+    errors = [p for p in results["problems"] if p["severity"] == "error"]
+    assert [(p["line"], "found 1" in p["message"]) for p in errors] == [(n, True)], errors
+
+
 def test_gold_as_json_and_jsonl(repo, run_cli):
     import yaml
 
@@ -610,3 +662,25 @@ def test_someone_elses_directory_is_not_used(repo, tmp_path, monkeypatch, capsys
     (tmp / f"rag-corpus-check-{os.getuid()}").symlink_to(elsewhere)
     assert main([]) == 0
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("show", [False, True])
+def test_report_show_text_puts_escaped_question_texts_in_the_worst_table(repo, run_cli, show):
+    """`report.show_text` (off by default): the worst-questions table gains a
+    text column, escaped like every cell; without it no question text is shown."""
+    cfg = repo / ".rag-corpus-check.yml"
+    cfg.write_text(cfg.read_text() + f"report:\n  worst: 14\n  show_text: {str(show).lower()}\n")
+    gold = repo / "gold.yaml"
+    hostile = "Deleted backups | kept? <img src=x> [l](http://x.y) ::error::z"
+    gold.write_text(gold.read_text().replace('"How long are deleted backups kept?"', json.dumps(hostile), 1))
+    code, out, err, results, summary = run_cli()
+    assert code == 0, out
+    worst = summary.split("Worst questions by")[1].split("\n\n", 2)[1]
+    row = next(line for line in worst.splitlines() if line.startswith("| q01 |"))
+    if not show:
+        assert "| question | `P@5`" in worst and "backups" not in summary
+        return
+    assert "| question | text | `P@5`" in worst
+    assert "Deleted backups \\| kept? &lt;img src=x&gt; \\[l\\]\\(http&#58;//x\\.y\\)" in row
+    assert "::" not in row
+    assert row.count("|") - row.count("\\|") == 2 + 1 + 4 + 1  # question, text, 4 headline measures, note

@@ -136,7 +136,7 @@ def forged() -> dict:
 
 def test_the_example_renders_with_verdict_commit_rules_metrics_deltas_and_worst_questions():
     body = render(load_results(EXAMPLE.read_bytes()), RUN)
-    assert body.startswith(MARKER + "\n### ❌ rag-corpus-check: quality gate failed\n")
+    assert body.startswith(MARKER + "\n### ❌ run failed (GitHub) · rag-corpus-check: ❌ quality gate failed\n")
     assert f"PR head `{PR_HEAD}`" in body and "checked out `5e0c1a9b7d3f2e4a6c8b0d1f3e5a7c9b1d3f5e7a`" in body
     assert "rules: `base`" in body and "15 questions" in body
     assert f"run [555]({RUN_URL}) concluded `failure`" in body
@@ -195,7 +195,7 @@ def test_sections_that_do_not_fit_are_left_out_with_a_note(monkeypatch):
 
 def test_refused_and_missing_comments_name_the_run_and_escape_the_reason():
     body = render_refused("the artifact holds an unexpected file (<img src=x>|@team)", RUN)
-    assert body.startswith(MARKER + "\n### ⚠️ rag-corpus-check: the results artifact was refused")
+    assert body.startswith(MARKER + "\n### ❌ run failed (GitHub) · rag-corpus-check: ⚠️ the results artifact was refused")
     assert visible_problems(body) == [] and mentions(body) == []
     body = render_missing(RUN)
     assert "uploaded no results artifact" in body and PR_HEAD in body
@@ -304,14 +304,16 @@ def fake():
 
 
 def run_job(fake: FakeGitHub, tmp_path: Path, payload: dict, event: str = "workflow_run",
-            token: str = FAKE_TOKEN) -> tuple[subprocess.CompletedProcess, dict]:
+            token: str = FAKE_TOKEN, workflow_path: str = ".github/workflows/rag-corpus-check.yml",
+            ) -> tuple[subprocess.CompletedProcess, dict]:
     """comment/launch.py as the action runs it (python -I, from $RUNNER_TEMP)."""
     event_path, output = tmp_path / "event.json", tmp_path / "output.txt"
     event_path.write_text(json.dumps(payload), encoding="utf-8")
     output.write_text("", encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", ""), "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(event_path),
            "GITHUB_REPOSITORY": fake.repo, "GITHUB_API_URL": fake.url, "GITHUB_SERVER_URL": "https://github.com",
-           "GITHUB_OUTPUT": str(output), "RAG_COMMENT_TOKEN": token, "ARTIFACT_NAME": "rag-corpus-check"}
+           "GITHUB_OUTPUT": str(output), "RAG_COMMENT_TOKEN": token, "ARTIFACT_NAME": "rag-corpus-check",
+           "WORKFLOW_PATH": workflow_path}
     done = subprocess.run([sys.executable, "-I", str(LAUNCH)], env=env, cwd=tmp_path, capture_output=True,
                           text=True, timeout=120, check=False)
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
@@ -339,7 +341,7 @@ def test_one_comment_is_created_then_updated(fake, tmp_path):
     done, out = run_job(fake, tmp_path, workflow_run_payload(PR_HEAD, run_id=556, conclusion="success"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert out["result"] == "updated" and len(bot_comments(fake)) == 1
-    assert bot_comments(fake)[0]["body"].startswith(MARKER + "\n### ✅ rag-corpus-check: passed")
+    assert bot_comments(fake)[0]["body"].startswith(MARKER + "\n### ✅ run succeeded (GitHub) · rag-corpus-check: ✅ passed")
     assert len(fake.calls("POST")) == 1 and len(fake.calls("PATCH")) == 1
     assert planted["body"] == MARKER + "\nplanted by a user"  # a user's comment with the marker is not ours
 
@@ -448,3 +450,67 @@ def test_a_results_file_the_comment_cannot_show_is_refused_not_a_crash(fake, tmp
     api = sticky.Api(fake.url, "acme/knowledge-base", FAKE_TOKEN)
     body, outcome = sticky.comment_body(api, RUN, "rag-corpus-check")
     assert outcome == "refused" and "holds a value the comment cannot show \\(TypeError\\)" in body
+
+
+# ---------------------------------------------------------------- which run, and GitHub's word first
+
+
+@pytest.mark.parametrize("path", [
+    ".github/workflows/evil.yml",  # a workflow a pull request added, with the same `name:`
+    ".github/workflows/rag-corpus-check.yml@evil.yml",  # no suffix is stripped
+    ".github/workflows/Rag-Corpus-Check.yml",
+    None,  # no path in the event
+], ids=["other-file", "suffix", "case", "missing"])
+def test_a_run_of_another_workflow_file_posts_nothing(fake, tmp_path, path):
+    """The comment workflow is triggered by workflow *name*: a pull request can
+    add a workflow with the same `name:` that uploads a forged passing
+    results.json. Only runs of the `workflow-path` file are commented on."""
+    fake.add_artifact(555, artifact(example() | {"verdict": "pass", "exit_code": 0}))
+    payload = workflow_run_payload(PR_HEAD, conclusion="success")
+    if path is None:
+        del payload["workflow_run"]["path"]
+    else:
+        payload["workflow_run"]["path"] = path
+    done, out = run_job(fake, tmp_path, payload)
+    assert done.returncode == 1 and out == {"result": "wrong-workflow"}, done.stdout + done.stderr
+    assert fake.comments == [] and fake.requests == []  # not even the artifact is fetched
+    assert "::error title=rag-corpus-check::run 555: the run's workflow file is " in done.stdout
+    assert "not `.github/workflows/rag-corpus-check.yml` (input `workflow-path`)" in done.stdout
+
+
+def test_a_workflow_path_input_that_is_no_workflow_file_fails(fake, tmp_path):
+    fake.add_artifact(555, artifact())
+    done, out = run_job(fake, tmp_path, workflow_run_payload(PR_HEAD), workflow_path="rag-corpus-check")
+    assert done.returncode == 1 and "input `workflow-path` must name the check's workflow file" in done.stdout
+    assert fake.comments == [] and fake.requests == []
+
+
+@pytest.mark.parametrize("conclusion, lead", [
+    ("success", "### ✅ run succeeded (GitHub) · rag-corpus-check: ✅ passed"),
+    ("failure", "### ❌ run failed (GitHub) · rag-corpus-check: ✅ passed"),
+    ("cancelled", "### ⚪ run cancelled (GitHub) · rag-corpus-check: ✅ passed"),
+    (None, "### ❔ run conclusion unknown (GitHub) · rag-corpus-check: ✅ passed"),
+])
+def test_the_title_leads_with_githubs_conclusion_of_the_run(conclusion, lead):
+    """The results file is the run's own word; the conclusion is GitHub's."""
+    results = load_results(json.dumps(example() | {"verdict": "pass", "exit_code": 0}).encode())
+    body = render(results, RunInfo(555, RUN_URL, PR_HEAD, conclusion))
+    assert body.startswith(f"{MARKER}\n{lead}\n"), body.splitlines()[:2]
+    if conclusion == "failure":
+        assert "the results say `pass` but the run did not succeed" in body
+
+
+def test_an_override_is_in_the_title_with_the_changes_under_it():
+    results = example() | {"verdict": "pass", "exit_code": 0, "rules_source": "head-override"}
+    results["comparison"]["rules"] = {
+        "source": "head-override", "violated": False, "override_reason": "lowered for the <b>@team</b> migration",
+        "changes": ["threshold `nDCG@5` lowered: 0.75 → 0", "@team | <img src=x>"], "loosened": []}
+    body = render(load_results(json.dumps(results).encode()), RunInfo(555, RUN_URL, PR_HEAD, "success"))
+    title = body.splitlines()[1]
+    assert title == ("### ✅ run succeeded (GitHub) · rag-corpus-check: ✅ passed · ⚠️ rules overridden by this PR "
+                     "(`head-override`)")
+    assert "> [!CAUTION]" in body and "judged by its own thresholds, not the base's" in body
+    assert "> - threshold \\`nDCG&#64;&#8203;5\\` lowered&#58; 0\\.75 → 0\n> - &#64;&#8203;team \\| &lt;img" in body
+    assert visible_problems(body) == [] and mentions(body) == [] and "<b>" not in body
+    plain = render(load_results(json.dumps(example()).encode()), RUN)
+    assert "overridden" not in plain and "CAUTION" not in plain

@@ -86,7 +86,7 @@ def test_one_comment_is_created_then_updated(tmp_path, action, fake):
     assert first.outputs(STEP) | {"comment-id": "?"} == {"result": "created", "artifact": "ok", "pr-number": "7",
                                                          "comment-id": "?"}, first.describe()
     [ours] = bot_comments(fake)
-    assert ours["body"].startswith(MARKER + "\n### ❌ rag-corpus-check: quality gate failed")
+    assert ours["body"].startswith(MARKER + "\n### ❌ run failed (GitHub) · rag-corpus-check: ❌ quality gate failed")
     assert "| `nDCG@5` | 0.3792 | ≥ 0.7500 | ❌ |" in ours["body"]
     assert any("stand-in setup-python" in line for line in first.printed(["0", "python"])), first.describe()
     assert [r["auth"] for r in fake.calls("GET", "/blob/")] == [None]  # no token to the blob store
@@ -98,8 +98,24 @@ def test_one_comment_is_created_then_updated(tmp_path, action, fake):
     assert second.outputs(STEP)["result"] == "updated"
     assert second.outputs(STEP)["comment-id"] == str(ours["id"])
     assert len(bot_comments(fake)) == 1 and len(fake.calls("POST")) == 1 and len(fake.calls("PATCH")) == 1
-    assert bot_comments(fake)[0]["body"].startswith(MARKER + "\n### ✅ rag-corpus-check: passed")
+    assert bot_comments(fake)[0]["body"].startswith(MARKER + "\n### ✅ run succeeded (GitHub) · rag-corpus-check: ✅ passed")
     assert planted["body"] == MARKER + "\nplanted by someone"
+
+
+def test_a_run_of_a_same_named_workflow_from_the_pr_posts_nothing(tmp_path, action, fake):
+    """A pull request adds `.github/workflows/evil.yml` with `name:
+    rag-corpus-check` whose run succeeds and uploads a passing results.json:
+    the example comment workflow is triggered by that name, and the action
+    refuses the run by its file (`workflow-path`), before any API call."""
+    fake.add_artifact(555, artifact(example() | {"verdict": "pass", "exit_code": 0}))
+    payload = workflow_run_payload(PR_HEAD, conclusion="success", path=".github/workflows/evil.yml")
+    run = comment_run(tmp_path, action, fake, payload)
+    assert run.job_result == "failure", run.describe()
+    assert run.outputs(STEP)["result"] == "wrong-workflow", run.describe()
+    errors = [e.get("arg", "") for e in run.commands("error", INNER)]
+    assert any("the run's workflow file is `.github/workflows/evil.yml`, not `.github/workflows/rag-corpus-check.yml`"
+               in e for e in errors), (errors, run.describe())
+    assert fake.comments == [] and fake.requests == []
 
 
 def test_a_forged_results_file_renders_inert(tmp_path, action, fake):
@@ -157,7 +173,7 @@ def test_the_check_workflow_uploads_what_the_comment_workflow_shows(tmp_path, ac
     run = comment_run(tmp_path, action, fake, workflow_run_payload(repo.head_sha))
     assert run.job_result == "success", run.describe()
     body = fake.comments[0]["body"]
-    assert body.startswith(MARKER + "\n### ❌ rag-corpus-check: quality gate failed"), body
+    assert body.startswith(MARKER + "\n### ❌ run failed (GitHub) · rag-corpus-check: ❌ quality gate failed"), body
     assert f"PR head `{repo.head_sha}`" in body and "rules: `base`" in body
     assert "#### Against the base `" + repo.base_sha + "`" in body
     assert "WARNING" not in body, body  # the results name the same head as the event

@@ -558,6 +558,22 @@ def test_the_callers_timeout_is_not_a_rule_change(kb, tmp_path, capsys):
     assert results["comparison"]["rules"]["loosened"] == [], text
 
 
+def test_a_raised_retriever_timeout_is_listed_and_not_applied(kb, tmp_path, capsys):
+    """`retriever.timeout` raised in a PR (above the caller's ceiling too):
+    listed as a rule change; the base's lower value holds (issue "The
+    smaller ones", item 5)."""
+    cfg = kb / CONFIG
+    cfg.write_text(cfg.read_text().replace("  type: bm25", "  type: bm25\n  timeout: 30"))
+    base = commit(kb, "base: retriever.timeout 30")
+    edit(cfg, "  timeout: 30", "  timeout: 3600")
+    commit(kb, "a PR raising the timeout")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    changes = results["comparison"]["rules"]["changes"]
+    assert any("`retriever.timeout` raised: 30 → 3600 s" in c for c in changes), changes
+    assert results["rules_source"] == "base" and code == 0, text
+    assert "retriever\\.timeout" in summary  # escaped like all summary text
+
+
 def test_a_relevance_map_is_a_convention_the_base_holds(kb, tmp_path, capsys):
     """`relevance.map` (issue 15) turns grades: a PR mapping grade 0 to 2
     would make every judged document relevant without touching gold.yaml."""
@@ -570,3 +586,81 @@ def test_a_relevance_map_is_a_convention_the_base_holds(kb, tmp_path, capsys):
     assert code == 1, text
     assert "convention `grade_map` changed: {} → {0: 2}" in " ".join(results["comparison"]["rules"]["loosened"])
     assert results["metrics"]["P@5"] == before["metrics"]["P@5"]  # the base's map (none) applied
+
+
+# ---------------------------------------------------------------- an override where reviewers look
+
+
+def _zero_thresholds_with_a_reason(kb):
+    """A PR that sets every threshold to 0, with a new rule_change_reason."""
+    import re
+
+    cfg = kb / CONFIG
+    text = re.sub(r"(?m)^(  (?:P|R|nDCG|Judged)@5): [0-9.]+", r"\1: 0", cfg.read_text())
+    cfg.write_text(text + 'rule_change_reason: "labels are being rebuilt (TICKET-9) ::warning::x"\n')
+    return len(text.splitlines()) + 1  # the line of rule_change_reason
+
+
+def test_an_override_is_the_first_console_line_and_a_warning_on_the_config(kb, tmp_path, capsys):
+    """Every threshold 0 and a new reason pass (exit 0, head-override) — as
+    designed; but the first console line, a warning annotation on the config
+    and the summary's title now say so (before: only the summary's rules line)."""
+    base = commit(kb, "base")
+    reason_line = _zero_thresholds_with_a_reason(kb)
+    commit(kb, "every threshold 0, with a reason")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base, "--github")
+    assert code == 0 and results["rules_source"] == "head-override", text
+    lines = text.splitlines()
+    warnings = [ln for ln in lines if ln.startswith("::warning ")]
+    assert warnings and warnings[0].startswith(
+        f"::warning file=.rag-corpus-check.yml,line={reason_line},title=rag-corpus-check%3A rules overridden by this "
+        "PR::This PR changes the gate's rules with a new rule_change_reason"), warnings
+    assert "threshold `nDCG@5` lowered: 0.65 → 0" in warnings[0] and warnings[0].count("::") == 2
+    console = [ln for ln in lines if not ln.startswith("::")]
+    assert console[0] == ("rag-corpus-check: PASSED -- RULES OVERRIDDEN BY THIS PR (rules-source head-override: "
+                          "gated on its own config, not the base's)"), console[:2]
+    title = summary.splitlines()[0]
+    assert title.startswith("## ✅ **rag-corpus-check: passed** · ⚠️ rules overridden by this PR"), title
+    assert "> [!CAUTION]" in summary.split("###", 1)[0]
+
+
+def test_the_override_warning_is_never_cut_by_the_annotation_limit(kb, tmp_path, capsys):
+    """At most 10 warnings per step: the override's comes first, and the
+    count of the rest says how many more there are."""
+    from rag_corpus_check import problems as P
+    from rag_corpus_check.config import Config
+    from rag_corpus_check.outcome import Outcome
+    from rag_corpus_check.report.github import MAX_PER_TYPE, annotation_lines
+    from rag_corpus_check.rules import OVERRIDE, Rules
+
+    problems = P.Problems()
+    for i in range(12):
+        problems.add(P.CONSISTENCY, f"warning {i}", file="gold.yaml", line=i + 1, severity=P.WARNING)
+    out = Outcome(problems, config=Config(path_display=CONFIG, base_dir=".", corpus="c", gold="g", run=None, k=5),
+                  rules=Rules(OVERRIDE, ["threshold lowered"], [], "a reason of ten+"))
+    lines = annotation_lines(out)
+    warnings = [ln for ln in lines if ln.startswith("::warning ")]
+    assert len(warnings) == MAX_PER_TYPE and "rules overridden by this PR" in warnings[0]
+    assert any(ln.startswith("::notice::3 more warnings") for ln in lines), lines
+
+
+@pytest.mark.parametrize("required, code, verdict", [
+    ("base", 1, "fail"),
+    ("base,head-override", 0, "pass"),
+])
+def test_require_rules_source_fails_an_override(kb, tmp_path, capsys, required, code, verdict):
+    base = commit(kb, "base")
+    _zero_thresholds_with_a_reason(kb)
+    commit(kb, "every threshold 0, with a reason")
+    got, text, results, summary = check(tmp_path, capsys, "--base", base, "--require-rules-source", required)
+    assert (got, results["verdict"], results["rules_source"]) == (code, verdict, "head-override"), text
+    if code:
+        assert "rules-source is `head-override`, and this workflow accepts only `base`" in text
+        assert "- rules\\-source is \\`head\\-override\\`, and this workflow accepts only \\`base\\`" in summary
+
+
+def test_require_rules_source_base_passes_a_pr_on_the_bases_rules(kb, tmp_path, capsys):
+    base = commit(kb, "base")
+    commit(kb, "nothing changed")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base, "--require-rules-source", "base")
+    assert code == 0 and results["rules_source"] == "base", text

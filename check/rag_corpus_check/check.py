@@ -16,7 +16,8 @@ def run_check(root: str, config_path: str, context: Context | None = None,
     """The whole check under ``options``: the tree at ``root`` alone, or with
     ``options.base`` compared and its rules enforced."""
     options = options or Options()
-    out = Outcome(P.Problems(), context or Context(), advisory=options.advisory)
+    out = Outcome(P.Problems(), context or Context(), advisory=options.advisory,
+                  required_rules=options.required_rules)
     enter(out, None)
     cfg = configure(root, config_path, out, options)
     if cfg is None:

@@ -16,6 +16,7 @@ from rag_corpus_check.config import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.context import github_context, logical_path
 from rag_corpus_check.outcome import ERROR, EXIT_CODES, FAIL, INVALID, PASS, Outcome
 from rag_corpus_check.pipeline import Options, last_stage
+from rag_corpus_check.rules import SOURCES
 from rag_corpus_check.text import safe_text
 
 EPILOG = """exit codes:
@@ -59,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-require-base", dest="require_base", action="store_false",
                    help="a base (or base config) that cannot be had is a warning and the head's "
                    "own rules apply (rules-source head-no-base), instead of an input error")
+    p.add_argument("--require-rules-source", metavar="SOURCES", type=_sources, default=(),
+                   help="fail the gate unless the rules came from one of these comma-separated sources "
+                   f"({', '.join(SOURCES)}), e.g. `base`: a PR cannot then pass on rules it overrode itself")
     p.add_argument("--fetch-base", action="store_true",
                    help="when the base commit is not in the clone, fetch that one commit from "
                    "`origin` first (the action does this)")
@@ -270,7 +274,17 @@ def _options(args) -> Options:
     return Options(base=args.base or None, require_base=args.require_base, fetch_base=args.fetch_base,
                    shard=args.shard, allow_command=args.allow_retriever_command,
                    allow_untrusted_event=args.allow_untrusted_event, retriever_timeout=args.retriever_timeout,
-                   advisory=args.advisory)
+                   advisory=args.advisory, required_rules=args.require_rules_source)
+
+
+def _sources(text: str) -> tuple[str, ...]:
+    """``--require-rules-source``: a comma-separated list of SOURCES."""
+    found = tuple(s.strip() for s in text.split(",") if s.strip())
+    bad = [s for s in found if s not in SOURCES]
+    if bad or not found:
+        raise argparse.ArgumentTypeError(f"{safe_text(', '.join(bad) or text, 200)}: not a rules source; use one or "
+                                         f"more of {', '.join(SOURCES)}, separated by commas")
+    return found
 
 
 def pool_main(argv: list[str]) -> int:

@@ -92,6 +92,7 @@ class Config:
     command: list[str] | None = None
     command_timeout: float = 600.0
     rule_change_reason: str | None = None
+    reason_line: int | None = None  # the line of `rule_change_reason` (the override's annotation)
     shard: tuple[int, int] | None = None  # (index from 1, count), from the command line
     raw: dict = field(default_factory=dict)
 
@@ -191,6 +192,7 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         retriever=ret.get("type", "command" if "command" in ret else "bm25"), bm25=_bm25(ret),
         command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
         rule_change_reason=doc.get("rule_change_reason"), raw=_plain(doc),
+        reason_line=line_of(doc, ["rule_change_reason"]) if "rule_change_reason" in doc else None,
     )
 
 

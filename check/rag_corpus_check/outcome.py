@@ -68,6 +68,7 @@ class Outcome:
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
     base: BaseResult | None = None
     advisory: bool = False
+    required_rules: tuple[str, ...] = ()  # --require-rules-source: the sources that may gate (empty: any)
     stage: str | None = None  # where an internal error happened
 
     @property
@@ -77,6 +78,11 @@ class Outcome:
     @property
     def rules_source(self) -> str | None:
         return self.rules.source if self.rules else None
+
+    @property
+    def rules_refused(self) -> bool:
+        """The rules came from a source the caller does not accept."""
+        return bool(self.required_rules) and self.rules is not None and self.rules.source not in self.required_rules
 
 
 def decide(out: Outcome, *, shard: bool = False) -> Outcome:
@@ -99,7 +105,7 @@ def _verdict(out: Outcome) -> str:
     if out.evaluation is None or out.problems.has_errors():
         return INVALID
     failed = not all(t.passed for t in out.thresholds) or (out.per_question is not None and not out.per_question.passed)
-    return FAIL if failed or (out.rules is not None and out.rules.violated) else PASS
+    return FAIL if failed or (out.rules is not None and out.rules.violated) or out.rules_refused else PASS
 
 
 def gate_reasons(out: Outcome) -> list[str]:
@@ -107,7 +113,10 @@ def gate_reasons(out: Outcome) -> list[str]:
     without a reason, then the thresholds not met (what a reader needs
     first, in the console, the annotations and the summary)."""
     loosened = out.rules.loosened if out.rules is not None and out.rules.violated else []
-    return ([f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
+    refused = [f"rules-source is `{out.rules_source}`, and this workflow accepts only "
+               + " or ".join(f"`{s}`" for s in out.required_rules)
+               + " (--require-rules-source, action input `require-rules-source`)"] if out.rules_refused else []
+    return (refused + [f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
             + [_below(t) for t in out.thresholds if not t.passed]
             + ([out.per_question.reason()] if out.per_question is not None and not out.per_question.passed else []))
 

@@ -37,6 +37,7 @@ class Options:
     allow_untrusted_event: bool = False
     retriever_timeout: float = 600.0  # the ceiling of `retriever.timeout`
     advisory: bool = False  # a failed gate exits 0 (the verdict stays fail)
+    required_rules: tuple[str, ...] = ()  # rules sources that may gate (empty: any); others fail the gate
 
 
 def configure(root: str, config_path: str, out: Outcome, options: Options) -> Config | None:

@@ -225,7 +225,25 @@ def _limit_changes(base: Config, head: Config) -> list[str]:
                        "base's limit holds)")
         elif h < b:
             out.append(f"`limits.{name}` lowered: {b} → {h}")
-    return out
+    return out + _timeout_changes(base, head)
+
+
+def _configured_timeout(cfg: Config) -> float:
+    """``retriever.timeout`` as the config file writes it (``command_timeout``
+    may already be lowered by the caller's --retriever-timeout)."""
+    section = cfg.raw.get("retriever")
+    return float(section.get("timeout", 600)) if isinstance(section, dict) else 600.0
+
+
+def _timeout_changes(base: Config, head: Config) -> list[str]:
+    """The command's timeout is a limit like the others: the lower one holds."""
+    b, h = _configured_timeout(base), _configured_timeout(head)
+    if h > b:
+        return [f"`retriever.timeout` raised: {b:g} → {h:g} s (not applied without a new `rule_change_reason`: "
+                "the base's timeout holds)"]
+    if h < b:
+        return [f"`retriever.timeout` lowered: {b:g} → {h:g} s"]
+    return []
 
 
 def enforce(rules: Rules, base: Config, head: Config) -> None:

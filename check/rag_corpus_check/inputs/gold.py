@@ -10,7 +10,13 @@ from rag_corpus_check import problems as P
 from rag_corpus_check.inputs.checks import gold_query
 from rag_corpus_check.inputs.foreign import mapped
 from rag_corpus_check.inputs.records import Gold, GoldQuery
-from rag_corpus_check.inputs.validity import record_id, schema_ok, trec_id_problem
+from rag_corpus_check.inputs.validity import (
+    other_space_note,
+    record_id,
+    schema_ok,
+    trec_fields,
+    trec_id_problem,
+)
 from rag_corpus_check.safe_io import (
     Limits,
     iter_jsonl,
@@ -210,7 +216,7 @@ def _read_qrels(real, file, limits, problems, gold, hasher, grade_map, beir: boo
     """TREC qrels (``qid iter docid grade``), or a BEIR qrels file (a header
     ``query-id corpus-id score``, then ``qid docid grade``, tab-separated)."""
     for line, text in iter_text_lines(real, file, limits, hasher):
-        fields = _qrels_fields(text.split(), beir, file, line, problems)
+        fields = _qrels_fields(trec_fields(text), beir, file, line, problems, text)
         if fields is None:
             continue
         qid, doc_id, grade_s = fields
@@ -222,15 +228,16 @@ def _read_qrels(real, file, limits, problems, gold, hasher, grade_map, beir: boo
             _qrels_label(gold, qid, doc_id, grade, file, line, problems)
 
 
-def _qrels_fields(parts: list[str], beir: bool, file: str, line: int, problems: P.Problems) -> list[str] | None:
+def _qrels_fields(parts: list[str], beir: bool, file: str, line: int, problems: P.Problems,
+                  text: str) -> list[str] | None:
     """(qid, docid, grade) of a line; None for BEIR's header or a bad line."""
     if beir and line == 1:
         _beir_header(parts, file, problems)
         return None
     form = _QRELS_FORMS[beir]
     if len(parts) != len(form):
-        problems.add(P.PARSE, f"a qrels line needs {len(form)} fields `{' '.join(form)}`, found {len(parts)}",
-                     file=file, line=line)
+        problems.add(P.PARSE, f"a qrels line needs {len(form)} fields `{' '.join(form)}`, found {len(parts)}"
+                     + other_space_note(text), file=file, line=line)
         return None
     return [parts[0], parts[-2], parts[-1]]
 

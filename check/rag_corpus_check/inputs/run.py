@@ -10,7 +10,12 @@ import re
 from rag_corpus_check import problems as P
 from rag_corpus_check.inputs.checks import run_record
 from rag_corpus_check.inputs.records import Run, RunQuery
-from rag_corpus_check.inputs.validity import schema_ok, trec_id_problem
+from rag_corpus_check.inputs.validity import (
+    other_space_note,
+    schema_ok,
+    trec_fields,
+    trec_id_problem,
+)
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.safe_io import Limits, iter_jsonl, iter_text_lines, plain_name
 from rag_corpus_check.text import safe_text
@@ -150,10 +155,10 @@ def _trec_row(text: str, file: str, line: int, problems: P.Problems) -> tuple | 
     """(qid, docid, score, rank) of a TREC run line (rank None when it is no
     integer); score None for a line whose ids are invalid (the question is
     then left out); None for a line to skip."""
-    parts = text.split()
+    parts = trec_fields(text)
     if len(parts) != 6:
-        problems.add(P.PARSE, f"a TREC run line needs 6 fields `qid Q0 docid rank score tag`, found {len(parts)}",
-                     file=file, line=line)
+        problems.add(P.PARSE, f"a TREC run line needs 6 fields `qid Q0 docid rank score tag`, found {len(parts)}"
+                     + other_space_note(text), file=file, line=line)
         return None
     qid, _q0, doc_id, rank_s, score_s, _tag = parts
     if trec_id_problem(problems, qid, "question id", file, line) or trec_id_problem(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rag_corpus_check import problems as P
 from rag_corpus_check.inputs.checks import ID
 from rag_corpus_check.safe_io import line_of
@@ -32,10 +34,37 @@ def schema_ok(problems: P.Problems, schema: tuple[str, str], record, file: str, 
     return not errs
 
 
+_OTHER_SPACE = re.compile(r"[^\S \t]")  # whitespace that is not a field separator
+
+
+def trec_fields(text: str) -> list[str]:
+    """The fields of a TREC line as trec_eval splits them: on spaces and tabs
+    only (``str.split()`` also splits on U+00A0, U+3000, U+2028 …, so
+    ``q1 0 d1<U+00A0>1`` would be four fields here and three in trec_eval)."""
+    parts = text.replace("\t", " ").split(" ")
+    return parts if "" not in parts else [f for f in parts if f]  # one space between fields needs no filter
+
+
+def other_space_note(text: str) -> str:
+    """For a line with the wrong number of fields: the space it may have
+    meant as a separator."""
+    m = None if text.isascii() else _OTHER_SPACE.search(text)
+    return "" if m is None else (f" (it holds U+{ord(m.group()):04X}, which is not a field separator: "
+                                 "trec_eval splits on spaces and tabs only)")
+
+
 def trec_id_problem(problems: P.Problems, value: str, what: str, file: str, line: int) -> bool:
-    """A TREC file's id (a whitespace-free token) against the schemas' id rule."""
-    if ID.ok(value):
+    """A TREC file's id (a token without spaces and tabs) against the
+    schemas' id rule; any other space in it is an error too (trec_eval keeps
+    it in the id, where no other id matches it by eye)."""
+    if not ID.ok(value):
+        problems.add(P.SCHEMA, f"{what} is longer than {ID.high} characters or contains control characters",
+                     file=file, line=line, id=value)
+        return True
+    m = None if value.isascii() else _OTHER_SPACE.search(value)
+    if m is None:
         return False
-    problems.add(P.SCHEMA, f"{what} is longer than {ID.high} characters or contains control characters",
-                 file=file, line=line, id=value)
+    problems.add(P.PARSE, f"{what} contains U+{ord(m.group()):04X}, a space that is not a field separator "
+                 "(trec_eval splits fields on spaces and tabs only, so it is part of the id) — use a space or "
+                 "tab between fields, and none inside an id", file=file, line=line, id=value)
     return True

@@ -33,6 +33,12 @@ MAX_ROWS, MAX_WORST, MAX_KINDS = 10, 5, 8
 ICON = {"pass": "✅", "fail": "❌", "invalid": "⛔", "error": "💥", "partial": "🧩"}
 TITLE = {"pass": "passed", "fail": "quality gate failed", "invalid": "invalid input",
          "error": "the check itself failed", "partial": "one shard measured"}
+# GitHub's conclusion of the run, which leads the title: the artifact is
+# the run's own word and can be forged, the conclusion cannot.
+CONCLUDED = {"success": "✅ run succeeded", "failure": "❌ run failed", "cancelled": "⚪ run cancelled",
+             "skipped": "⚪ run skipped", "timed_out": "⏱️ run timed out", "action_required": "⚠️ run awaits approval",
+             "neutral": "⚪ run neutral", "stale": "⚪ run stale", "startup_failure": "💥 run failed to start"}
+OVERRIDE_TITLE = " · ⚠️ rules overridden by this PR (`head-override`)"
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 _MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
 
@@ -53,6 +59,11 @@ class RunInfo:
 
     def link(self) -> str:
         return f"run [{self.run_id}]({self.run_url})"
+
+    def title(self, what: str) -> str:
+        """The comment's heading: GitHub's conclusion first, then ``what``
+        (ours, from the artifact or about it)."""
+        return f"### {CONCLUDED.get(self.conclusion or '', '❔ run conclusion unknown')} (GitHub) · {what}"
 
 
 # ---------------------------------------------------------------- the artifact
@@ -220,13 +231,13 @@ def render(results: dict, run: RunInfo) -> str:
 
 def render_refused(reason: str, run: RunInfo) -> str:
     """The comment for a refused artifact: our reason, nothing from it."""
-    head = f"{MARKER}\n### ⚠️ rag-corpus-check: the results artifact was refused"
+    head = f"{MARKER}\n{run.title('rag-corpus-check: ⚠️ the results artifact was refused')}"
     body = f"The artifact of {run.link()} for `{run.head_sha}`: {cell(reason, 400)}. Nothing from it is shown."
     return _fit(head, [body], _footer(run, "Posted for"))
 
 
 def render_missing(run: RunInfo) -> str:
-    head = f"{MARKER}\n### ⚠️ rag-corpus-check: no results"
+    head = f"{MARKER}\n{run.title('rag-corpus-check: ⚠️ no results')}"
     body = (f"{run.link()} for `{run.head_sha}` (concluded `{run.conclusion or 'unknown'}`) uploaded no results "
             "artifact: the check stopped before writing one. See the run's log.")
     return _fit(head, [body], _footer(run, "Posted for"))
@@ -250,8 +261,26 @@ def _head(results: dict, run: RunInfo) -> str:
     facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}",
              f"rules: `{results.get('rules_source') or 'unknown'}`", f"{count(len(results['queries']))} questions",
              f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
-    title = f"### {ICON[verdict]} rag-corpus-check: {TITLE[verdict]}{advisory}"
-    return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run)])
+    override = OVERRIDE_TITLE if results.get("rules_source") == "head-override" else ""
+    title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{advisory}{override}")
+    return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run), *_override(results)])
+
+
+def _override(results: dict) -> list[str]:
+    """A pull request that set a new rule_change_reason was gated on its own
+    rules: say so right under the title, with what it changed."""
+    if results.get("rules_source") != "head-override":
+        return []
+    rules = _comparison(results).get("rules")
+    rules = rules if isinstance(rules, dict) else {}
+    reason, changed = rules.get("override_reason"), rules.get("changes")
+    changes = [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []
+    listed = "".join(f"\n> - {cell(c, 200)}" for c in changes[:MAX_ROWS])
+    more = f"\n> - …and {len(changes) - MAX_ROWS} more (see the job summary)" if len(changes) > MAX_ROWS else ""
+    why = f" Reason given: {cell(reason, 300)}." if isinstance(reason, str) else ""
+    return [f"\n> [!CAUTION]\n> This pull request changed the gate's rules (a new `rule_change_reason`): it was "
+            f"judged by its own thresholds, not the base's.{why} Review the rule changes before merging:"
+            f"{listed or chr(10) + '> - (none listed)'}{more}"]
 
 
 def _warnings(results: dict, run: RunInfo) -> list[str]:

@@ -19,6 +19,7 @@ from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.retrieval import run_source_line
 from rag_corpus_check.report.rules import rules_line
 from rag_corpus_check.report.summary import gold_set_note, worst
+from rag_corpus_check.rules import OVERRIDE
 from rag_corpus_check.text import safe_text
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
@@ -57,9 +58,12 @@ def _why_failed(out: Outcome) -> list[str]:
 
 
 def verdict_line(out: Outcome) -> str:
-    """The console's first line (all that --quiet prints)."""
+    """The console's first line (all that --quiet prints). A pull request
+    that overrode the rules says so here, where nobody reads past."""
     advisory = " [advisory]" if out.advisory and out.verdict == FAIL else ""
-    return f"rag-corpus-check: {WORD[out.verdict]}{advisory}"
+    override = (" -- RULES OVERRIDDEN BY THIS PR (rules-source head-override: gated on its own config, not the "
+                "base's)") if out.rules_source == OVERRIDE else ""
+    return f"rag-corpus-check: {WORD[out.verdict]}{advisory}{override}"
 
 
 def _head(out: Outcome) -> list[str]:

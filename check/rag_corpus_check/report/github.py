@@ -13,6 +13,7 @@ import secrets
 
 from rag_corpus_check.measures import Measure
 from rag_corpus_check.outcome import FAIL, Outcome, gate_reasons
+from rag_corpus_check.rules import OVERRIDE
 from rag_corpus_check.text import safe_text
 
 MAX_PER_TYPE = 10  # GitHub shows at most 10 annotations of a type per step
@@ -45,14 +46,29 @@ def repository_path(out: Outcome, file: str | None) -> str | None:
 def annotation_lines(out: Outcome) -> list[str]:
     """At most MAX_PER_TYPE errors and warnings, and a notice with the count of the rest."""
     lines = _gate_annotations(out)
+    override = _override_annotation(out)
     totals = {"error": out.problems.error_count(), "warning": out.problems.warning_count()}
     for severity, total in totals.items():
+        room = MAX_PER_TYPE - (len(override) if severity == "warning" else 0)
         probs = [p for p in out.problems.items if p.severity == severity]
-        lines += [_annotation(out, p) for p in probs[:MAX_PER_TYPE]]
-        if total > MAX_PER_TYPE:
-            lines.append(command("notice", f"{total - MAX_PER_TYPE} more {severity}s are listed in the job summary "
+        lines += (override if severity == "warning" else []) + [_annotation(out, p) for p in probs[:room]]
+        if total > room:
+            lines.append(command("notice", f"{total - room} more {severity}s are listed in the job summary "
                                  "and the results file"))
     return lines
+
+
+def _override_annotation(out: Outcome) -> list[str]:
+    """A pull request that set a new `rule_change_reason` was gated on its own
+    rules: a warning on the config's diff (the first warning, never cut)."""
+    rules, cfg = out.rules, out.config
+    if rules is None or rules.source != OVERRIDE or cfg is None:
+        return []
+    changes = "; ".join(rules.changes[:10]) or "none listed"
+    message = (f"This PR changes the gate's rules with a new rule_change_reason (“{rules.override_reason}”): it was "
+               f"gated on its own config, not the base's (rules-source head-override). Rule changes: {changes}")
+    return [command("warning", message, file=repository_path(out, cfg.path_display), line=cfg.reason_line,
+                    title="rag-corpus-check: rules overridden by this PR")]
 
 
 def _gate_annotations(out: Outcome) -> list[str]:

@@ -21,6 +21,7 @@ from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
 from rag_corpus_check.report.rules import rules_line
+from rag_corpus_check.rules import OVERRIDE
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {
@@ -62,6 +63,8 @@ def _head(s: Summary, out: Outcome) -> None:
     head = f"{ICON[out.verdict]} **rag-corpus-check: {TITLE[out.verdict]}**"
     if out.advisory and out.verdict == FAIL:
         head += " (advisory: the job is not failed)"
+    if out.rules_source == OVERRIDE:
+        head += " · ⚠️ rules overridden by this PR (`head-override`)"
     head += f" · commit {_commit_link(out, checked)}" if checked else " · commit unknown (not a git checkout)"
     s.heading(head, 2)
     lines = _event_lines(out, checked)
@@ -70,6 +73,9 @@ def _head(s: Summary, out: Outcome) -> None:
         lines.append(rules[0].upper() + rules[1:])
     if lines:
         s.para(" · ".join(lines))
+    if out.rules_source == OVERRIDE:
+        s.para("> [!CAUTION]\n> This pull request sets a new `rule_change_reason`: it was gated on its own config's "
+               "thresholds and conventions, not the base's. Review the rule changes below before merging.")
     _commit_notes(s, out, checked)
 
 
@@ -176,10 +182,20 @@ def _worst(s: Summary, out: Outcome) -> None:
     if not rows:
         return
     head_keys = headline(out.config.k)
+    texts = _question_texts(out)
     s.heading(f"Worst questions by {key}", 3)
-    s.table(["question"] + [f"`{k}`" for k in head_keys] + ["note"],
-            [[cell(q.query_id)] + [fmt(q.values.get(k)) for k in head_keys] + ["" if q.in_run else "not in run"]
+    s.table(["question"] + (["text"] if texts is not None else []) + [f"`{k}`" for k in head_keys] + ["note"],
+            [[cell(q.query_id)] + ([] if texts is None else [cell(texts.get(q.query_id) or "", 200)])
+             + [fmt(q.values.get(k)) for k in head_keys] + ["" if q.in_run else "not in run"]
              for q in rows])
+
+
+def _question_texts(out: Outcome) -> dict[str, str | None] | None:
+    """question -> text, when the config's `report.show_text` allows it
+    (off by default: corpora and questions are often private)."""
+    if out.config is None or not out.config.show_text or out.gold is None:
+        return None
+    return {qid: q.text for qid, q in out.gold.queries.items()}
 
 
 def _all_questions(ev, keys: list[Measure]) -> Summary:

@@ -196,11 +196,11 @@ def iter_text_lines(
     real: str, display: str, limits: Limits, hasher=None
 ) -> Iterator[tuple[int, str]]:
     """Whitespace-separated text formats (TREC qrels and runs): yield
-    ``(line_number, line)`` for non-blank lines, decoded as UTF-8."""
+    ``(line_number, line)`` for non-blank lines, decoded as UTF-8. Blank
+    means spaces, tabs and CR only, as trec_eval splits: a line of U+3000 or
+    NBSP is a line with one field."""
     for lineno, raw in _lines(real, display, limits, hasher):
-        text = decode_utf8(raw, display, lineno)
-        if text.strip():  # e.g. a line of only U+3000 or NBSP
-            yield lineno, text
+        yield lineno, decode_utf8(raw, display, lineno)
 
 
 def load_json_document(real: str, display: str, limits: Limits, hasher=None, ceiling: int | None = None):
