@@ -224,27 +224,37 @@ def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: Measur
 def _change_warnings(cfg: Config, out: Outcome) -> None:
     assert out.base is not None and out.base.comparison is not None and out.gold is not None
     comparison = out.base.comparison
-    if comparison.relabelled_and_reranked:
-        n = len(comparison.relabelled_and_reranked)
-        out.problems.add(
-            P.CONSISTENCY, f"this PR changes the gold labels and the ranking of the same {n} questions (the first: "
-            f"`{safe_text(comparison.relabelled_and_reranked[0], 60)}`); review the expected answers separately "
-            "from the system change (see the attribution)", file=out.gold.file, severity=P.WARNING,
-        )
-    if cfg.run_source == "file" and out.run is not None and _rankings_changed(out.base.rankings or {}, out.run):
-        out.problems.add(
-            P.CONSISTENCY, "the committed run's rankings changed in this PR: with `run:` the gate measures the "
-            "rankings the pull request supplies, not rankings made from the corpus here, and cannot tell a "
-            "better retriever's run from a made-up one — review this file like code, or leave `run:` out so "
-            "the built-in retriever ranks the corpus", file=out.run.file, severity=P.WARNING,
-        )
-    if comparison.unjudged_new_docs:
-        n = sum(len(e["doc_ids"]) for e in comparison.unjudged_new_docs)
-        out.problems.add(
-            P.CONSISTENCY, f"{n} new corpus documents enter the top-{cfg.k} without a gold judgement "
-            f"({len(comparison.unjudged_new_docs)} questions); the labels are going stale — judge them "
-            "(a Judged@k threshold can enforce it)", file=out.gold.file, severity=P.WARNING,
-        )
+    for warning, file in (_relabelled(comparison), _run_rewritten(cfg, out), _unjudged(cfg, comparison)):
+        if warning:
+            out.problems.add(P.CONSISTENCY, warning, file=file or out.gold.file, severity=P.WARNING)
+
+
+def _relabelled(comparison: Comparison) -> tuple[str | None, str | None]:
+    questions = comparison.relabelled_and_reranked
+    if not questions:
+        return None, None
+    return (f"this PR changes the gold labels and the ranking of the same {len(questions)} questions (the first: "
+            f"`{safe_text(questions[0], 60)}`); review the expected answers separately from the system change "
+            "(see the attribution)"), None
+
+
+def _run_rewritten(cfg: Config, out: Outcome) -> tuple[str | None, str | None]:
+    assert out.base is not None
+    if cfg.run_source != "file" or out.run is None or not _rankings_changed(out.base.rankings or {}, out.run):
+        return None, None
+    return ("the committed run's rankings changed in this PR: with `run:` the gate measures the rankings the "
+            "pull request supplies, not rankings made from the corpus here, and cannot tell a better retriever's "
+            "run from a made-up one — review this file like code, or leave `run:` out so the built-in retriever "
+            "ranks the corpus"), out.run.file
+
+
+def _unjudged(cfg: Config, comparison: Comparison) -> tuple[str | None, str | None]:
+    unjudged = comparison.unjudged_new_docs
+    if not unjudged:
+        return None, None
+    n = sum(len(e["doc_ids"]) for e in unjudged)
+    return (f"{n} new corpus documents enter the top-{cfg.k} without a gold judgement ({len(unjudged)} "
+            "questions); the labels are going stale — judge them (a Judged@k threshold can enforce it)"), None
 
 
 def _rankings_changed(base: dict[str, list[str]], head: Run) -> bool:

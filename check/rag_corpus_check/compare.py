@@ -225,15 +225,16 @@ def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], ru
     out.labels = label_changes(base, head)
     out.gold_changed = bool(out.labels)
     out.system_changed = _system_changed(base, head)
-    relabelled = {e["query_id"] for e in out.labels if e["question"] == "changed"}
-    out.relabelled_and_reranked = [q for q in common if q in relabelled and _reranked(q, base, head)]
+    out.relabelled_and_reranked = _relabelled_and_reranked(out.labels, common, base, head)
     if out.gold_changed and out.system_changed and common:
         out.attribution = attribution(common, base, head, list(head.evaluation.means),
                                       Options(min_grade=rule.min_grade))
 
 
-def _reranked(qid: str, base: Side, head: Side) -> bool:
-    return base.run.get(qid) != head.run.get(qid)
+def _relabelled_and_reranked(labels: list[dict], common: list[str], base: Side, head: Side) -> list[str]:
+    """The questions in both revisions whose labels (or text) and ranking changed."""
+    relabelled = {e["query_id"] for e in labels if e["question"] == "changed"}
+    return [q for q in common if q in relabelled and base.run.get(q) != head.run.get(q)]
 
 
 def _paired(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
@@ -362,11 +363,10 @@ def max_drop_failures(thresholds: list[Threshold], cmp_: Comparison) -> dict[Mea
 
 
 def _view_drops(thresholds: list[Threshold], v: View):
-    deltas = {d.measure: d for d in v.deltas}
+    drops = {d.measure: -d.delta for d in v.deltas if d.delta is not None}
     for t in thresholds:
-        d = deltas.get(t.measure)
-        drop = -d.delta if d is not None and d.delta is not None else None
-        if t.max_drop is not None and drop is not None and drop > t.max_drop + TOLERANCE:
+        drop = drops.get(t.measure, 0.0)
+        if t.max_drop is not None and drop > t.max_drop + TOLERANCE:
             yield t.measure, (f"dropped {drop:.4f} vs base on {GOLD_NAMES[v.gold]} ({v.paired} questions in "
                               f"both), more than max_drop {t.max_drop:g}")
 

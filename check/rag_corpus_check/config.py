@@ -251,13 +251,16 @@ def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
               for i, name in enumerate(doc.get("measures", []))]
     cfg.thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
     cfg.reported = list(filter(None, listed))
+    cfg.per_question = _per_question(cfg, doc, problems)
+    return None not in named.values() and None not in listed and cfg.per_question is not None
+
+
+def _per_question(cfg: Config, doc: dict, problems: P.Problems) -> PerQuestion | None:
+    """`per_question:` with its defaults; None when its measure is unknown (a problem)."""
     rule = _section(doc, "per_question")
-    name = rule.get("measure")
-    measure = _measure(cfg, doc, name, ["per_question", "measure"], "per_question measure", problems) if name \
-        else Measure("nDCG", cfg.k)
-    if measure is not None:
-        cfg.per_question = PerQuestion(measure, float(rule.get("max_drop", 0.5)), rule.get("max_questions", 0))
-    return None not in named.values() and None not in listed and measure is not None
+    name = rule.get("measure", str(Measure("nDCG", cfg.k)))
+    measure = _measure(cfg, doc, name, ["per_question", "measure"], "per_question measure", problems)
+    return PerQuestion(measure, float(rule.get("max_drop", 0.5)), rule.get("max_questions", 0)) if measure else None
 
 
 def _threshold(measure: Measure, spec) -> Threshold:

@@ -104,21 +104,34 @@ def decide(out: Outcome, *, shard: bool = False) -> Outcome:
 def _verdict(out: Outcome) -> str:
     if out.evaluation is None or out.problems.has_errors():
         return INVALID
-    failed = not all(t.passed for t in out.thresholds) or (out.per_question is not None and not out.per_question.passed)
-    return FAIL if failed or (out.rules is not None and out.rules.violated) or out.rules_refused else PASS
+    return FAIL if gate_reasons(out) else PASS
 
 
 def gate_reasons(out: Outcome) -> list[str]:
-    """Why the gate failed, one line each: the rules this PR loosened
-    without a reason, then the thresholds not met (what a reader needs
+    """Why the gate failed, one line each (none: it passed): a rules source
+    the workflow refuses, the rules this PR loosened without a reason, then
+    the thresholds and the per-question rule not met (what a reader needs
     first, in the console, the annotations and the summary)."""
+    return (_refused(out) + _loosened(out) + [_below(t) for t in out.thresholds if not t.passed]
+            + _per_question(out))
+
+
+def _refused(out: Outcome) -> list[str]:
+    if not out.rules_refused:
+        return []
+    accepted = " or ".join(f"`{s}`" for s in out.required_rules)
+    return [f"rules-source is `{out.rules_source}`, and this workflow accepts only {accepted} "
+            "(--require-rules-source, action input `require-rules-source`)"]
+
+
+def _loosened(out: Outcome) -> list[str]:
     loosened = out.rules.loosened if out.rules is not None and out.rules.violated else []
-    refused = [f"rules-source is `{out.rules_source}`, and this workflow accepts only "
-               + " or ".join(f"`{s}`" for s in out.required_rules)
-               + " (--require-rules-source, action input `require-rules-source`)"] if out.rules_refused else []
-    return (refused + [f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
-            + [_below(t) for t in out.thresholds if not t.passed]
-            + ([out.per_question.reason()] if out.per_question is not None and not out.per_question.passed else []))
+    return [f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
+
+
+def _per_question(out: Outcome) -> list[str]:
+    rule = out.per_question
+    return [rule.reason()] if rule is not None and not rule.passed else []
 
 
 def _below(t: ThresholdResult) -> str:
