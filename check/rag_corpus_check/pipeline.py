@@ -18,6 +18,7 @@ from rag_corpus_check.gate import apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, gold_format, read_inputs, run_format
 from rag_corpus_check.measures import Measure
 from rag_corpus_check.outcome import Outcome
+from rag_corpus_check.question_texts import duplicate_questions
 from rag_corpus_check.retrieval import Retriever
 from rag_corpus_check.safe_io import InputError, resolve_input
 from rag_corpus_check.validate import check_labels, cross_check
@@ -107,6 +108,8 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
     made is made only when the checks that need none found no error
     (:func:`validate.check_labels`): a retrieval can take minutes."""
     out.gold, out.run = inputs.gold, inputs.run
+    if out.gold is not None:
+        duplicate_questions(out.gold, out.problems)
     if out.gold is not None and options.shard:
         _keep_shard(out, options.shard)
     if retriever is not None and _labels_hold(cfg, out, inputs):

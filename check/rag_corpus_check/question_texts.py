@@ -1,0 +1,219 @@
+"""Gold question texts as data: the same question asked twice, and corpus
+text that contains a question.
+
+**Duplicates** (:func:`duplicate_questions`): two gold questions whose texts
+are equal after :func:`normal` (Unicode NFKC, ``casefold``, whitespace runs
+collapsed to one space, stripped) ask the same thing twice: the question
+counts twice in every mean, which lets a gold set be padded with easy
+questions. An input error at the second (file:line and id) naming the first
+(its id and file:line), across every file of a `gold:` list. A question
+without text (TREC qrels) is left out.
+
+**Leaks** (:class:`LeakScan`): a corpus record whose text contains a gold
+question ranks first for it under any lexical retriever — in an honest
+repository a question copied from the page it came from, in a pull request
+the way to borrow a relevant document's label (a chunk ``{"id":
+"policy-002#q0", "doc_id": "policy-002", "text": "<the question>"}``). A
+warning names the record (corpus file:line and id) and the question id, never
+the text; the first :data:`SHOWN`, then how many more.
+
+"Contains" is decided on the built-in retriever's tokens
+(:func:`retrieve.tokenize`: NFKC, casefold, ``\\w+`` runs): the question's
+tokens, in order and adjacent, inside the record's title and text as BM25
+indexes them (title, a line end, text), so neither punctuation nor spacing
+hides a copy. Only questions of at least :data:`MIN_TOKENS` tokens are looked
+for (a two-word question is found in half a corpus by chance).
+
+Work, linear in the corpus: the questions are kept in a trie over their
+tokens, rooted at their first three; the positions of a record where some
+question's first three tokens start are found in one pass in C (a window of
+three tokens, looked up in a dict), and only from there is the trie walked, a
+step per further token that still matches. The steps are counted: past
+:data:`WORK_PER_TOKEN` per token read (plus :data:`WORK_BASE`) the scan stops
+with a warning that says so, so a crafted corpus and gold set (one word
+repeated everywhere, questions made of it) cost a bounded multiple of reading
+the file.
+
+Where it runs — the reader seam, not a stage after it: the check keeps no
+document text (a big corpus is read in a second process that holds only
+ids, :mod:`inputs.child`), so the texts are seen only while the corpus is
+read. The scan is built from the gold set before the corpus is read
+(:func:`inputs.read_inputs` reads the gold files first, then forks the
+corpus child, which inherits the scan) and is fed by every corpus reader:
+the fast reader a block at a time (:meth:`LeakScan.block`), the exact and
+foreign readers a record at a time through their ``on_doc`` hook
+(:meth:`LeakScan.hook`, in front of the built-in BM25's). So it runs for
+the built-in BM25, a retriever command and a committed run alike, and costs
+no second reading of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import compress, count
+
+from rag_corpus_check import problems as P
+from rag_corpus_check.inputs.gold_merge import where
+from rag_corpus_check.inputs.records import Gold
+from rag_corpus_check.retrieve import tokenize
+from rag_corpus_check.text import nfkc, safe_text
+
+MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
+SHOWN = 20  # leak warnings listed one by one; the rest are counted
+WORK_PER_TOKEN = 16  # trie steps allowed per corpus token read
+WORK_BASE = 1_000_000
+
+
+def normal(text: str) -> str:
+    """The text as two questions are compared: NFKC, casefold, whitespace
+    runs collapsed to one space, stripped."""
+    return " ".join(nfkc(text).casefold().split())
+
+
+def _at(place: tuple[str, int | None]) -> str:
+    file, line = place
+    return f"{file}:{line}" if line else file
+
+
+def duplicate_questions(gold: Gold, problems: P.Problems) -> None:
+    """An error for each gold question whose text equals an earlier one's
+    after :func:`normal` (questions without text are left out)."""
+    first: dict[str, str] = {}  # normal text -> the id of the first question with it
+    for qid, q in gold.queries.items():
+        if not q.text or not (key := normal(q.text)):
+            continue
+        other = first.setdefault(key, qid)
+        if other == qid:
+            continue
+        problems.add(P.CONSISTENCY, f"the question text is that of question `{safe_text(other, 60)}` "
+                     f"({_at(where(gold, gold.queries[other]))}) once case, spacing and Unicode forms are "
+                     "set aside; a question asked twice counts twice in every mean — remove one, or make "
+                     "them different questions", file=where(gold, q)[0], line=q.line, id=qid)
+
+
+class _Node:
+    """A trie node over tokens: the questions that end here, the tokens that go on."""
+
+    __slots__ = ("ends", "next")
+
+    def __init__(self) -> None:
+        self.ends: list[str] = []
+        self.next: dict[str, _Node] = {}
+
+
+class LeakScan:
+    """Gold questions looked for in corpus records as they are read."""
+
+    def __init__(self, questions: dict[tuple[str, ...], list[str]]):
+        # the first three tokens of a question -> the trie of its further tokens
+        self.roots: dict[tuple[str, ...], _Node] = {}
+        for tokens, qids in questions.items():
+            node = self.roots.setdefault(tokens[:3], _Node())
+            for token in tokens[3:]:
+                node = node.next.setdefault(token, _Node())
+            node.ends.extend(qids)
+        self.found: list[tuple[str, int | None, str]] = []  # (record id, line or None, question id), the first SHOWN
+        self.count = 0  # every (record, question) found
+        self.stopped: tuple[str, int | None] | None = None  # (id, line) of the record the scan stopped at
+        self.tokens = 0
+        self.work = 0
+
+    @classmethod
+    def of(cls, gold: Gold | None) -> LeakScan | None:
+        """The scan for the questions of ``gold`` long enough to look for, or
+        None when there is none."""
+        questions: dict[tuple[str, ...], list[str]] = {}
+        for qid, q in (gold.queries.items() if gold is not None else ()):
+            tokens = tuple(tokenize(q.text)) if q.text else ()
+            if len(tokens) >= MIN_TOKENS:
+                questions.setdefault(tokens, []).append(qid)
+        return cls(questions) if questions else None
+
+    def clear(self) -> None:
+        """Forget what was found (the file is read again from line 1)."""
+        self.found, self.count, self.stopped, self.tokens, self.work = [], 0, None, 0, 0
+
+    def record(self, doc_id: str, rec: dict, line: int | None = None) -> None:
+        """Look for the questions in one record (title and text as BM25 reads them)."""
+        if self.stopped is not None:
+            return
+        title = rec.get("title")
+        tokens = tokenize(rec["text"] if not title else title + "\n" + rec["text"])
+        self.tokens += len(tokens)
+        roots = self.roots
+        # The positions where a question's first three tokens start: one pass in C.
+        starts = compress(count(), map(roots.__contains__, zip(tokens, tokens[1:], tokens[2:], strict=False)))
+        found: dict[str, None] = {}
+        for start in starts:
+            if not self._walk(tokens, start, found):
+                self.stopped = (doc_id, line)
+                break
+        for qid in found:
+            self.count += 1
+            if len(self.found) < SHOWN:
+                self.found.append((doc_id, line, qid))
+
+    def _walk(self, tokens: list[str], start: int, found: dict[str, None]) -> bool:
+        """The questions whose tokens start at ``start`` added to ``found``;
+        False when the work bound is reached."""
+        node: _Node | None = self.roots[tuple(tokens[start:start + 3])]
+        at, end = start + 3, len(tokens)
+        while node is not None:
+            self.work += 1
+            if self.work > WORK_PER_TOKEN * self.tokens + WORK_BASE:
+                return False
+            found.update(dict.fromkeys(node.ends))
+            if at == end or not node.next:
+                break
+            node = node.next.get(tokens[at])
+            at += 1
+        return True
+
+    def block(self, first: int, records: list) -> None:
+        """The fast reader's hook: a block of valid records (as pair tuples),
+        the first on line ``first``."""
+        for line, pairs in enumerate(records, first):
+            rec = dict(pairs)
+            self.record(rec["id"], rec, line)
+
+    def hook(self, on_doc: Callable[[str, dict], None] | None) -> Callable[[str, dict], None]:
+        """The exact readers' ``on_doc``: this scan, then ``on_doc`` (BM25's) if any."""
+
+        def seen(doc_id: str, rec: dict) -> None:
+            self.record(doc_id, rec)
+            if on_doc is not None:
+                on_doc(doc_id, rec)
+
+        return seen
+
+    def state(self) -> tuple:
+        """What was found, as plain values (the corpus child sends it)."""
+        return list(self.found), self.count, self.stopped
+
+    def adopt(self, state) -> None:
+        """What the corpus child found (:meth:`state`)."""
+        if state is None:
+            return
+        found, self.count, stopped = state
+        self.found = [tuple(f) for f in found]
+        self.stopped = None if stopped is None else tuple(stopped)
+
+    def report(self, corpus, problems: P.Problems) -> None:
+        """The warnings: one per record and question found (the first
+        :data:`SHOWN`), how many more, and a scan stopped at its bound."""
+        lines = getattr(corpus, "lines", None) or {}
+        for doc_id, line, qid in self.found:
+            problems.add(P.CONSISTENCY, f"the record contains the text of gold question `{safe_text(qid, 60)}`; "
+                         "it ranks first for that question under any lexical retriever, so the measures no "
+                         "longer say how the corpus answers it — remove or reword the copy (a chunk with the "
+                         "question as its text borrows its document's label)", file=corpus.file,
+                         line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
+        if self.count > len(self.found):
+            problems.add(P.CONSISTENCY, f"and {self.count - len(self.found)} more records contain the text of a "
+                         "gold question (not listed)", file=corpus.file, severity=P.WARNING)
+        if self.stopped is not None:
+            doc_id, line = self.stopped
+            problems.add(P.CONSISTENCY, "stopped looking for gold question texts in the corpus at this record: "
+                         f"over {WORK_PER_TOKEN} steps per token read (questions that share long runs of words "
+                         "the records repeat); records after it were not looked at", file=corpus.file,
+                         line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
