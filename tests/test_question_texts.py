@@ -175,3 +175,18 @@ def test_benign_work_is_a_few_steps_per_token():
 def test_the_normal_form():
     assert normal("  Ｗhat\u00a0IS\tthe\n file? ") == "what is the file?"
     assert normal("Straße") == normal("STRASSE")
+
+
+def test_a_text_repeated_through_aliases_is_normalised_and_tokenised_once(monkeypatch):
+    from rag_corpus_check import question_texts
+
+    text = "why " * 50_000  # YAML aliases give every question this one object
+    gold = Gold(file="g.yaml", queries={f"q{i}": GoldQuery(f"q{i}", i + 1, {}, {}, text=text) for i in range(2000)})
+    calls = []
+    for name in ("normal", "tokenize"):
+        real = getattr(question_texts, name)
+        monkeypatch.setattr(question_texts, name, lambda t, real=real: calls.append(len(t)) or real(t))
+    problems = P.Problems()
+    question_texts.duplicate_questions(gold, problems)
+    assert LeakScan.of(gold) is not None
+    assert calls == [len(text), len(text)] and problems.error_count() == 1999

@@ -79,8 +79,14 @@ def duplicate_questions(gold: Gold, problems: P.Problems) -> None:
     """An error for each gold question whose text equals an earlier one's
     after :func:`normal` (questions without text are left out)."""
     first: dict[str, str] = {}  # normal text -> the id of the first question with it
+    normals: dict[str, str] = {}  # text -> normal text: a text repeated (YAML aliases) is normalised once
     for qid, q in gold.queries.items():
-        if not q.text or not (key := normal(q.text)):
+        if not q.text:
+            continue
+        key = normals.get(q.text)
+        if key is None:
+            key = normals[q.text] = normal(q.text)
+        if not key:
             continue
         other = first.setdefault(key, qid)
         if other == qid:
@@ -122,11 +128,15 @@ class LeakScan:
     def of(cls, gold: Gold | None) -> LeakScan | None:
         """The scan for the questions of ``gold`` long enough to look for, or
         None when there is none."""
-        questions: dict[tuple[str, ...], list[str]] = {}
+        texts: dict[str, list[str]] = {}  # a text repeated (YAML aliases) is tokenised once
         for qid, q in (gold.queries.items() if gold is not None else ()):
-            tokens = tuple(tokenize(q.text)) if q.text else ()
+            if q.text:
+                texts.setdefault(q.text, []).append(qid)
+        questions: dict[tuple[str, ...], list[str]] = {}
+        for text, qids in texts.items():
+            tokens = tuple(tokenize(text))
             if len(tokens) >= MIN_TOKENS:
-                questions.setdefault(tokens, []).append(qid)
+                questions.setdefault(tokens, []).extend(qids)
         return cls(questions) if questions else None
 
     def clear(self) -> None:
