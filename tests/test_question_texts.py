@@ -147,12 +147,12 @@ def test_the_work_is_bounded_on_a_crafted_corpus():
     stop at the bound, a multiple of the tokens read."""
     gold = Gold(file="g.yaml")
     for i in range(1, 200):
-        gold.queries[f"q{i}"] = GoldQuery(f"q{i}", i, {}, {}, text="zz " * (1000 - i) + "end")
+        gold.queries[f"q{i}"] = GoldQuery(f"q{i}", i, {}, {}, text="zzzz " * (1000 - i) + "b")
     scan = LeakScan.of(gold)
     tokens = 100_000
-    scan.record("big", {"text": "zz " * tokens}, 1)
+    scan.record("big", {"text": "zzzz " * tokens}, 1)
     assert scan.stopped == ("big", 1) and scan.count == 0
-    assert scan.work <= WORK_PER_TOKEN * tokens + WORK_BASE + 1
+    assert scan.work <= WORK_PER_TOKEN * tokens + WORK_BASE + 2000  # past it by one position's walks at most
     problems = P.Problems()
     scan.report(Corpus(file="c.jsonl"), problems)
     [p] = problems.items
@@ -167,7 +167,7 @@ def test_benign_work_is_a_few_steps_per_token():
     text = " ".join(f"how do I configure setting{i} for the backups" for i in range(500))
     scan.record("d", {"text": text}, 1)
     assert scan.count == 0 and scan.stopped is None
-    assert scan.work <= scan.tokens
+    assert scan.work <= 2 * scan.tokens  # every position a near miss, here
     scan.record("e", {"title": "How do I configure setting7 for backups?", "text": "See below."}, 2)
     assert scan.found == [("e", 2, "q7")]
 
@@ -183,10 +183,23 @@ def test_a_text_repeated_through_aliases_is_normalised_and_tokenised_once(monkey
     text = "why " * 50_000  # YAML aliases give every question this one object
     gold = Gold(file="g.yaml", queries={f"q{i}": GoldQuery(f"q{i}", i + 1, {}, {}, text=text) for i in range(2000)})
     calls = []
-    for name in ("normal", "tokenize"):
+    for name in ("normal", "tokens_of"):
         real = getattr(question_texts, name)
         monkeypatch.setattr(question_texts, name, lambda t, real=real: calls.append(len(t)) or real(t))
     problems = P.Problems()
     question_texts.duplicate_questions(gold, problems)
     assert LeakScan.of(gold) is not None
     assert calls == [len(text), len(text)] and problems.error_count() == 1999
+
+
+def test_ascii_tokens_are_the_retrievers_tokens():
+    import random
+
+    from rag_corpus_check.question_texts import tokens_of
+    from rag_corpus_check.retrieve import tokenize
+
+    rnd = random.Random(5)
+    samples = ["How long are deleted_backups kept?!", "a\x00b\x7fc\td-e.f/g", "", "  ", "ÀB ǅx ﬁle Ⅻ ①"]
+    samples += ["".join(rnd.choice([chr(c) for c in range(128)]) for _ in range(200)) for _ in range(300)]
+    for text in samples:
+        assert tokens_of(text) == tokenize(text), repr(text)
