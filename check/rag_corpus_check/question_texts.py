@@ -22,7 +22,7 @@ the text; the first :data:`SHOWN`, then how many more.
 tokens, in order and adjacent, inside the record's title and text as BM25
 indexes them (title, a line end, text), so neither punctuation nor spacing
 hides a copy. Only questions of at least :data:`MIN_TOKENS` tokens are looked
-for (a two-word question is found in half a corpus by chance).
+for (shorter ones turn up in ordinary text by chance).
 
 Work, linear in the corpus: each question is filed under an *anchor*, its
 longest token (the rarest, as a rule), at the anchor's offset in it, in a
@@ -60,7 +60,7 @@ from rag_corpus_check.text import nfkc, safe_text
 
 MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
 SHOWN = 20  # leak warnings listed one by one; the rest are counted
-WORK_PER_TOKEN = 16  # trie steps allowed per corpus token read
+WORK_PER_TOKEN = 16  # anchor offsets tried and trie steps allowed per corpus token read
 WORK_BASE = 1_000_000
 
 
@@ -79,11 +79,9 @@ def tokens_of(text: str) -> list[str]:
 
 
 def _rare(token: str) -> tuple[int, str]:
-    """The anchor of a question is its longest token (the rarest, as a rule; ties: the last in text order)."""
+    """A question's anchor is its longest token (the rarest, as a rule); of
+    equal lengths the greatest in code-point order."""
     return len(token), token
-
-
-_RARE = _rare
 
 
 def normal(text: str) -> str:
@@ -136,7 +134,7 @@ class LeakScan:
         # anchor -> its offset in a question -> the trie of the questions with the anchor there
         self.tries: dict[str, dict[int, _Node]] = {}
         for tokens, qids in questions.items():
-            anchor = max(tokens, key=_RARE)
+            anchor = max(tokens, key=_rare)
             node = self.tries.setdefault(anchor, {}).setdefault(tokens.index(anchor), _Node())
             for token in tokens:
                 node = node.next.setdefault(token, _Node())
