@@ -144,19 +144,34 @@ def test_a_corpus_read_in_a_child_finds_the_same(repo, run_cli, monkeypatch):
 
 def test_the_work_is_bounded_on_a_crafted_corpus():
     """One word everywhere and long questions made of it: the trie steps
-    stop at the bound, a multiple of the tokens read."""
+    stop at the bound, a multiple of the record's tokens; the records after
+    it are still looked at."""
     gold = Gold(file="g.yaml")
     for i in range(1, 200):
         gold.queries[f"q{i}"] = GoldQuery(f"q{i}", i, {}, {}, text="zzzz " * (1000 - i) + "b")
+    gold.queries["leak"] = GoldQuery("leak", 300, {}, {}, text="how long are backups kept")
     scan = LeakScan.of(gold)
     tokens = 100_000
-    scan.record("big", {"text": "zzzz " * tokens}, 1)
-    assert scan.stopped == ("big", 1) and scan.count == 0
-    assert scan.work <= WORK_PER_TOKEN * tokens + WORK_BASE + 2000  # past it by one position's walks at most
+    for i in range(3):
+        scan.record(f"big{i}", {"text": "zzzz " * tokens}, i + 1)
+    assert scan.work <= 3 * (WORK_PER_TOKEN * tokens + WORK_BASE)
+    scan.record("copy", {"text": "Q: how long are backups kept? A: 30 days"}, 4)
+    assert scan.stopped == ("big0", 1) and scan.skipped == 3 and scan.found == [("copy", 4, "leak")]
     problems = P.Problems()
     scan.report(Corpus(file="c.jsonl"), problems)
-    [p] = problems.items
-    assert (p.line, p.id, p.severity) == (1, "big", P.WARNING) and "stopped looking" in p.message
+    leak, passed_over = problems.items
+    assert (leak.line, leak.id) == (4, "copy")
+    assert (passed_over.line, passed_over.id, passed_over.severity) == (1, "big0", P.WARNING)
+    assert "only part of this record (and 2 more records)" in passed_over.message
+
+
+def test_one_anchor_at_a_thousand_offsets_is_bounded_too():
+    gold = Gold(file="g.yaml")
+    for i in range(1000):
+        gold.queries[f"q{i}"] = GoldQuery(f"q{i}", i + 1, {}, {}, text="a " * i + "zzzzzz b")
+    scan = LeakScan.of(gold)
+    scan.record("d", {"text": "zzzzzz " * 10_000}, 1)
+    assert scan.work <= WORK_PER_TOKEN * 10_000 + WORK_BASE and scan.skipped == 1
 
 
 def test_benign_work_is_a_few_steps_per_token():

@@ -29,10 +29,13 @@ longest token (the rarest, as a rule), at the anchor's offset in it, in a
 trie over its tokens. A record's tokens are tested against the set of
 anchors in C (most records hold none); only at an anchor's positions is the
 trie walked from where a question holding it there would start, a step per
-token that still matches. The steps are counted: past :data:`WORK_PER_TOKEN`
-per token read (plus :data:`WORK_BASE`) the scan stops with a warning that
-says so, so a crafted corpus and gold set (one word repeated everywhere,
-questions made of it) cost a bounded multiple of reading the file.
+token that still matches. The steps are counted per record: past
+:data:`WORK_PER_TOKEN` per token of the record (plus :data:`WORK_BASE`) the
+rest of that record is passed over, with a warning that names it (and counts
+the others), and the scan goes on with the next record — so a crafted corpus
+and gold set (one word repeated everywhere, questions made of it) cost a
+bounded multiple of reading the file, and a crafted record early in the file
+cannot switch the scan off for the records after it.
 
 Where it runs — the reader seam, not a stage after it: the check keeps no
 document text (a big corpus is read in a second process that holds only
@@ -61,7 +64,7 @@ from rag_corpus_check.text import nfkc, safe_text
 MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
 SHOWN = 20  # leak warnings listed one by one; the rest are counted
 WORK_PER_TOKEN = 16  # anchor offsets tried and trie steps allowed per corpus token read
-WORK_BASE = 1_000_000
+WORK_BASE = 4096  # per record
 
 
 # ASCII text tokenised without the regular expression, to the same tokens:
@@ -142,7 +145,8 @@ class LeakScan:
         self._anchors = frozenset(self.tries)
         self.found: list[tuple[str, int | None, str]] = []  # (record id, line or None, question id), the first SHOWN
         self.count = 0  # every (record, question) found
-        self.stopped: tuple[str, int | None] | None = None  # (id, line) of the record the scan stopped at
+        self.stopped: tuple[str, int | None] | None = None  # (id, line) of the first record passed over (work bound)
+        self.skipped = 0  # records passed over at the work bound
         self.tokens = 0
         self.work = 0
 
@@ -163,12 +167,10 @@ class LeakScan:
 
     def clear(self) -> None:
         """Forget what was found (the file is read again from line 1)."""
-        self.found, self.count, self.stopped, self.tokens, self.work = [], 0, None, 0, 0
+        self.found, self.count, self.stopped, self.skipped, self.tokens, self.work = [], 0, None, 0, 0, 0
 
     def record(self, doc_id: str, rec: dict, line: int | None = None) -> None:
         """Look for the questions in one record (title and text as BM25 reads them)."""
-        if self.stopped is not None:
-            return
         title = rec.get("title")
         tokens = tokens_of(rec["text"] if not title else title + "\n" + rec["text"])
         self.tokens += len(tokens)
@@ -176,35 +178,38 @@ class LeakScan:
         if anchors.isdisjoint(tokens):  # in C: no question can be here
             return
         found: dict[str, None] = {}
-        if not self._look(tokens, found):
-            self.stopped = (doc_id, line)
+        if not self._look(tokens, found, self.work + WORK_PER_TOKEN * len(tokens) + WORK_BASE):
+            self.skipped += 1
+            self.stopped = self.stopped or (doc_id, line)
         for qid in found:
             self.count += 1
             if len(self.found) < SHOWN:
                 self.found.append((doc_id, line, qid))
 
-    def _look(self, tokens: list[str], found: dict[str, None]) -> bool:
+    def _look(self, tokens: list[str], found: dict[str, None], bound: int) -> bool:
         """The questions in ``tokens`` added to ``found``; False when the
         work bound is reached (checked at each anchor)."""
-        tries, bound = self.tries, WORK_PER_TOKEN * self.tokens + WORK_BASE
+        tries = self.tries
         for at in compress(count(), map(self._anchors.__contains__, tokens)):  # the anchors' positions, in C
             offsets = tries[tokens[at]]
+            if self.work + len(offsets) > bound:
+                return False
             self.work += len(offsets)
             for offset, root in offsets.items():
                 # The first step here (most end at it); the rest in _walk.
                 if at >= offset and (node := root.next.get(tokens[at - offset])) is not None:
                     self._walk(tokens, at - offset + 1, node, found, bound)
-            if self.work > bound:
-                return False
-        return True
+        return self.work < bound  # at the bound a walk may have been cut short
 
     def _walk(self, tokens: list[str], start: int, node: _Node, found: dict[str, None], bound: int) -> None:
         """From ``node``, the questions whose further tokens start at ``start``, added to ``found``."""
         found.update(dict.fromkeys(node.ends))
         for token in islice(tokens, start, None):
+            if self.work >= bound:
+                break
             self.work += 1
             got = node.next.get(token)
-            if got is None or self.work > bound:
+            if got is None:
                 break
             node = got
             found.update(dict.fromkeys(node.ends))
@@ -228,19 +233,19 @@ class LeakScan:
 
     def state(self) -> tuple:
         """What was found, as plain values (the corpus child sends it)."""
-        return list(self.found), self.count, self.stopped
+        return list(self.found), self.count, self.stopped, self.skipped
 
     def adopt(self, state) -> None:
         """What the corpus child found (:meth:`state`)."""
         if state is None:
             return
-        found, self.count, stopped = state
+        found, self.count, stopped, self.skipped = state
         self.found = [tuple(f) for f in found]
         self.stopped = None if stopped is None else tuple(stopped)
 
     def report(self, corpus, problems: P.Problems) -> None:
         """The warnings: one per record and question found (the first
-        :data:`SHOWN`), how many more, and a scan stopped at its bound."""
+        :data:`SHOWN`), how many more, and the records passed over at the work bound."""
         lines = getattr(corpus, "lines", None) or {}
         for doc_id, line, qid in self.found:
             problems.add(P.CONSISTENCY, f"the record contains the text of gold question `{safe_text(qid, 60)}`; "
@@ -253,7 +258,8 @@ class LeakScan:
                          "gold question (not listed)", file=corpus.file, severity=P.WARNING)
         if self.stopped is not None:
             doc_id, line = self.stopped
-            problems.add(P.CONSISTENCY, "stopped looking for gold question texts in the corpus at this record: "
-                         f"over {WORK_PER_TOKEN} steps per token read (questions that share long runs of words "
-                         "the records repeat); records after it were not looked at", file=corpus.file,
+            more = f" (and {self.skipped - 1} more records)" if self.skipped > 1 else ""
+            problems.add(P.CONSISTENCY, f"gold question texts were looked for in only part of this record{more}: "
+                         f"it took over {WORK_PER_TOKEN} steps per token (questions that share long runs of words "
+                         "the record repeats); the rest of it was passed over", file=corpus.file,
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
