@@ -63,8 +63,8 @@ from rag_corpus_check.text import nfkc, safe_text
 
 MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
 SHOWN = 20  # leak warnings listed one by one; the rest are counted
-WORK_PER_TOKEN = 16  # anchor offsets tried and trie steps allowed per corpus token read
-WORK_BASE = 4096  # per record
+WORK_PER_TOKEN = 4  # anchor offsets tried and trie steps allowed per corpus token read
+WORK_BASE = 1024  # per record
 
 
 # ASCII text tokenised without the regular expression, to the same tokens:
