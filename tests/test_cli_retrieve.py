@@ -331,9 +331,10 @@ def test_limits_have_maxima(repo, run_cli):
     assert code == 2 and results["problems"][0]["kind"] == "schema", out
 
 
-def test_the_same_question_text_is_searched_once(repo, run_cli, monkeypatch):
-    """A YAML gold set can repeat one long question through aliases: it is
-    tokenised and scored once, however many questions share it."""
+def test_the_same_question_text_is_refused_before_any_search(repo, run_cli, monkeypatch):
+    """A YAML gold set can repeat one long question through aliases: a
+    question asked twice is an input error (question_texts), found before
+    anything is searched."""
     from rag_corpus_check import retrieve
 
     _no_run(repo)
@@ -344,9 +345,11 @@ def test_the_same_question_text_is_searched_once(repo, run_cli, monkeypatch):
     calls = []
     real = retrieve.BM25Index.search
     monkeypatch.setattr(retrieve.BM25Index, "search", lambda self, *a: calls.append(a) or real(self, *a))
-    code, out, *_ = run_cli()
-    assert code in (0, 1), out
-    assert len(calls) == 15  # 15 distinct texts, 65 questions
+    code, out, _, results, _ = run_cli()
+    assert code == 2, out
+    assert calls == []
+    repeated = [p for p in results["problems"] if "the question text is that of question `q01`" in p["message"]]
+    assert [p["id"] for p in repeated] == [f"alias-{i}" for i in range(50)]
 
 
 def test_a_questions_file_past_its_cap_is_a_limit(repo, run_cli, monkeypatch):

@@ -121,7 +121,7 @@ def test_numeric_question_ids_are_listed_in_natural_order(tmp_path, capsys, monk
     monkeypatch.chdir(tmp_path)
     ids = ["q1", "q2", "q10", "q11", "q100"]
     write(tmp_path / "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": "x"}) + "\n" for i in range(3)))
-    write(tmp_path / "gold.jsonl", "".join(json.dumps({"query_id": q, "query": "?", "relevant": {"d0": 1}}) + "\n"
+    write(tmp_path / "gold.jsonl", "".join(json.dumps({"query_id": q, "query": f"question {q}?", "relevant": {"d0": 1}}) + "\n"
                                          for q in reversed(ids)))
     write(tmp_path / "run.jsonl", "".join(json.dumps({"query_id": q, "ranking": ["d1", "d2", "d0"]}) + "\n"
                                         for q in ids))

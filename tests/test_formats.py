@@ -78,8 +78,8 @@ def test_a_beir_folder_is_compared_with_its_base(repo, tmp_path):
                                           "thresholds:\n  nDCG@5: {min: 0.1, max_drop: 0.01}\n")
     init(repo)
     base = commit(repo, "base")
-    write(repo / "beir/queries.jsonl", "".join(json.dumps({"_id": q["query_id"], "text": "zzz unrelated"}) + "\n"
-                                               for q in gold))
+    write(repo / "beir/queries.jsonl", "".join(json.dumps({"_id": q["query_id"], "text": f"zzz unrelated {i}"})
+                                               + "\n" for i, q in enumerate(gold)))  # two equal texts: an error
     commit(repo, "every question text replaced")
     code, res, _ = _run(tmp_path, "cmp", "--base", base)
     assert res["comparison"]["deltas"], res["comparison"]

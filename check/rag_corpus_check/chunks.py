@@ -33,7 +33,7 @@ def as_documents(corpus, gold: Gold, run: Run, problems: P.Problems):
     """The corpus as documents and the run as rankings of documents. A label
     that names a chunk (not a document) in a gold set of documents is an
     error: the two levels cannot be mixed."""
-    _mixed_labels(corpus, gold, problems)
+    mixed_labels(corpus, gold, problems)
     parents = corpus.parents
     ranked = Run(file=run.file, format=run.format)
     for qid, q in run.queries.items():
@@ -46,7 +46,17 @@ def as_document_ranking(parents: dict[str, str], ranking: list[str]) -> list[str
     return list(dict.fromkeys(map(parents.get, ranking, ranking)))
 
 
-def _mixed_labels(corpus, gold: Gold, problems: P.Problems) -> None:
+def labelled_documents(corpus, gold: Gold, problems: P.Problems) -> CorpusView:
+    """The corpus as documents, for the checks of a gold set of documents
+    made before the run is (:func:`validate.check_labels`); its chunk labels
+    reported and removed (:func:`mixed_labels`)."""
+    mixed_labels(corpus, gold, problems)
+    return corpus.documents()
+
+
+def mixed_labels(corpus, gold: Gold, problems: P.Problems) -> None:
+    """Labels on chunks in a gold set of documents: reported (the first few)
+    and removed, so they are not reported again as unknown documents."""
     parents = corpus.parents
     found = list(_chunk_labels(gold, parents))
     for q, d in found[:SHOWN]:

@@ -19,9 +19,10 @@ from rag_corpus_check.gate import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, gold_format, read_inputs, run_format
 from rag_corpus_check.measures import Measure
 from rag_corpus_check.outcome import Outcome
+from rag_corpus_check.question_texts import duplicate_questions
 from rag_corpus_check.retrieval import Retriever
 from rag_corpus_check.safe_io import InputError, resolve_input
-from rag_corpus_check.validate import cross_check
+from rag_corpus_check.validate import check_labels, cross_check
 
 
 @dataclass(frozen=True)
@@ -107,23 +108,39 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
                     options: Options, also_rank: dict[str, str] | None = None) -> None:
     """retrieve → evaluate → validate. The measures need no corpus: a
     committed run is evaluated before the corpus is first asked for (a big
-    one is still being read in a second process then)."""
+    one is still being read in a second process then). A run still to be
+    made is made only when the checks that need none found no error
+    (:func:`validate.check_labels`): a retrieval can take minutes."""
     out.gold, out.run = inputs.gold, inputs.run
+    if out.gold is not None:
+        duplicate_questions(out.gold, out.problems)
     if out.gold is not None and options.shard:
         _keep_shard(out, options.shard)
-    if retriever is not None:
+    if retriever is not None and _labels_hold(cfg, out, inputs):
         _retrieve(out, inputs, retriever, corpus_real, also_rank)
     evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
     enter(out, "load")
     out.corpus = inputs.corpus
     out.inputs.update(inputs.digests)
     if evaluated is not None and _readable(out, out.corpus):
-        _validate(cfg, out, *_chunked(cfg, out, evaluated))
+        evaluation, irrelevant = _chunked(cfg, out, evaluated)
+        _validate(cfg, out, evaluation, irrelevant, labels_checked=retriever is not None)
 
 
 def _evaluable(out: Outcome) -> bool:
     """A gold set and a run, read without an error: the measures can be taken."""
     return out.gold is not None and out.run is not None and not out.problems.has_errors()
+
+
+def _labels_hold(cfg: Config, out: Outcome, inputs: Inputs) -> bool:
+    """The cross-file checks that need no ranking, before it is made; whether
+    the ranking is worth making."""
+    if not _readable(out, inputs.corpus):
+        return False
+    assert inputs.corpus is not None and out.gold is not None
+    enter(out, "validate")
+    check_labels(cfg, inputs.corpus, out.gold, out.problems)
+    return not out.problems.has_errors()
 
 
 def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: str,
@@ -157,11 +174,13 @@ def _readable(out: Outcome, corpus) -> bool:
     return corpus is not None and out.gold is not None and not out.problems.has_errors()
 
 
-def _validate(cfg: Config, out: Outcome, evaluation: Evaluation, irrelevant: tuple[list[str], list[bool]]) -> None:
-    """The cross-file checks; the evaluation stands when they find no error."""
+def _validate(cfg: Config, out: Outcome, evaluation: Evaluation, irrelevant: tuple[list[str], list[bool]],
+              labels_checked: bool) -> None:
+    """The cross-file checks (those :func:`_labels_hold` made, not again);
+    the evaluation stands when they find no error."""
     assert out.corpus is not None and out.gold is not None and out.run is not None
     enter(out, "validate")
-    cross_check(cfg, out.corpus, out.gold, out.run, out.problems)
+    cross_check(cfg, out.corpus, out.gold, out.run, out.problems, labels_checked)
     if not out.problems.has_errors() and _countable(cfg, out, evaluation):
         out.evaluation = evaluation
         out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from itertools import chain
 from operator import attrgetter
 
+from rag_corpus_check import chunks
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
 from rag_corpus_check.inputs import CorpusView, Gold, Run, snapshot_where, where
@@ -57,18 +58,40 @@ def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid
     )
 
 
-def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems) -> None:
+def check_labels(cfg: Config, corpus: CorpusView, gold: Gold, problems: P.Problems) -> None:
+    """The cross-file checks that need no ranking, made before the ranking is
+    (a retrieval can take minutes; a label on a missing document makes its
+    result worthless): labelled ids unknown or inactive, grades off the scale,
+    the gold set's snapshots, chunk labels in a gold set of documents (a
+    chunked corpus is then checked as documents, :mod:`chunks`).
+    :func:`cross_check` with ``labels_checked`` makes the rest afterwards."""
+    if chunks.level(corpus, gold) == chunks.DOCUMENT:
+        corpus = chunks.labelled_documents(corpus, gold, problems)
     label = corpus_snapshot(cfg, corpus, problems)
+    _gold_problems(cfg, corpus, gold, problems, label, corpus.facts(gold.labelled(), set()))
+
+
+def _gold_problems(cfg: Config, corpus: CorpusView, gold: Gold, problems: P.Problems, label, facts) -> None:
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, *snapshot_where(gold), "the gold set", problems)
+    grades_ok = _on_scale(gold, cfg.max_grade)
+    if facts.suspects or not grades_ok or not _snapshots_ok(map(_SNAPSHOT, gold.queries.values()), label, fp):
+        _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok)
+
+
+def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems,
+                labels_checked: bool = False) -> None:
+    """Every cross-file check; with ``labels_checked`` (:func:`check_labels`
+    made them before the ranking) only those that need the run."""
+    label = corpus_snapshot(cfg, corpus, P.Problems() if labels_checked else problems)  # reported once
+    fp = corpus.fingerprint
     # Every id and snapshot at once, in C; the loops word what is wrong,
     # question by question, and only run where this found something: labelled
     # ids that are unknown or inactive, grades outside the scale, ranked ids
     # that are unknown, snapshots that differ.
-    facts = corpus.facts(gold.labelled(), run.ranked_ids())
-    grades_ok = _on_scale(gold, cfg.max_grade)
-    if facts.suspects or not grades_ok or not _snapshots_ok(map(_SNAPSHOT, gold.queries.values()), label, fp):
-        _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok)
+    facts = corpus.facts(set() if labels_checked else gold.labelled(), run.ranked_ids())
+    if not labels_checked:
+        _gold_problems(cfg, corpus, gold, problems, label, facts)
     if facts.unknown or not _snapshots_ok(map(_SNAPSHOT, run.queries.values()), label, fp):
         _ranking_problems(corpus, run, problems, label, facts.unknown)
     _question_problems(cfg, gold, run, problems)

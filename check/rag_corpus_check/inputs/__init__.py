@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.inputs import corpus as exact_corpus
@@ -34,6 +35,7 @@ from rag_corpus_check.inputs.records import (
     RunQuery,
 )
 from rag_corpus_check.inputs.run import run_format
+from rag_corpus_check.question_texts import LeakScan
 from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, restart, sha256_file
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
 from rag_corpus_check.text import safe_text
@@ -73,6 +75,7 @@ class Inputs:
         self.run: Run | None = None
         self.digests: dict[str, str] = {}
         self.process: CorpusProcess | None = None
+        self.scan: LeakScan | None = None  # gold questions looked for in the corpus as it is read
         self._corpus: CorpusView | None = None
         self._pending: tuple | None = None  # how to get the corpus, until it is asked for
 
@@ -82,6 +85,8 @@ class Inputs:
             source, limits, problems, on_doc = self._pending
             self._pending = None
             self._corpus = _corpus(self, source, limits, problems, on_doc)
+            if self.scan is not None and self._corpus is not None:
+                self.scan.report(self._corpus, problems)
         return self._corpus
 
     def expect_type_counts(self, doc_ids: list[str], unjudged: list[bool]) -> None:
@@ -115,9 +120,11 @@ def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None,
     reader, which streams the records)."""
     out = Inputs()
     native = on_doc is None and corpus.format == "jsonl"
-    out.process = CorpusProcess.start(corpus.real, corpus.display, limits) if native else None
     try:
-        _read_labels(out, gold, queries, run, limits, problems)
+        _read_questions(out, gold, queries, limits, problems)
+        out.scan = LeakScan.of(out.gold)  # fed by the corpus reader, here or in the child (question_texts)
+        out.process = CorpusProcess.start(corpus.real, corpus.display, limits, out.scan) if native else None
+        _read_run(out, run, limits, problems)
         out._pending = (corpus, limits, problems, on_doc)
         if on_doc is not None:
             out.corpus  # noqa: B018  (read now: the retriever needs its index)
@@ -127,14 +134,18 @@ def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None,
     return out
 
 
-def _read_labels(out: Inputs, gold: Source | list[Source], queries: Source | None, run: Source | None,
-                 limits: Limits, problems: P.Problems) -> None:
-    """The gold set (with its question texts) and the run; then the
-    cross-check's question to the corpus child, asked ahead."""
+def _read_questions(out: Inputs, gold: Source | list[Source], queries: Source | None, limits: Limits,
+                    problems: P.Problems) -> None:
+    """The gold set, with its question texts (read before the corpus child
+    is started: it looks for them in the corpus, :mod:`question_texts`)."""
     out.gold = _read_golds(out, [gold] if isinstance(gold, Source) else gold, limits, problems)
     if queries is not None:
         texts = _read(out, queries, problems, read_queries, limits, problems)
         _with_texts(out.gold, texts, queries.display, problems)
+
+
+def _read_run(out: Inputs, run: Source | None, limits: Limits, problems: P.Problems) -> None:
+    """The run; then the cross-check's question to the corpus child, asked ahead."""
     if run is not None:
         out.run = _read(out, run, problems, read_run, limits, problems)
     if out.process is not None and out.gold is not None and out.run is not None:
@@ -180,8 +191,13 @@ def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, o
         if out.process is not None:
             out.process.close()
             out.process = None
-        return _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, fast_first=not forked)
+        if out.scan is not None:
+            out.scan.clear()
+        return _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, fast_first=not forked,
+                     scan=out.scan)
     out.digests[source.display] = got[1]
+    if out.scan is not None:
+        out.scan.adopt(got[0].leaks)
     return got[0]
 
 
@@ -215,19 +231,24 @@ def _fast_or_none(reader, *args, hasher=None):
 
 
 def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=None, hasher=None,
-                fast_first: bool = True) -> Corpus:
+                fast_first: bool = True, scan: LeakScan | None = None) -> Corpus:
     """A corpus: the fast reader when nothing is unusual (and no ``on_doc``),
-    else the exact one, which reports the problems."""
+    else the exact one, which reports the problems. ``scan`` sees every
+    valid record's text (:mod:`question_texts`)."""
+    seen = scan.hook(on_doc) if scan is not None else on_doc
     if source.format == "llamaindex":
-        return foreign.read_llamaindex_corpus(source.real, source.display, limits, problems, on_doc, hasher)
+        return foreign.read_llamaindex_corpus(source.real, source.display, limits, problems, seen, hasher)
     if source.format == "beir":
-        return exact_corpus.read_corpus(source.real, source.display, limits, problems, on_doc, hasher,
+        return exact_corpus.read_corpus(source.real, source.display, limits, problems, seen, hasher,
                                         native=foreign.beir_document)
     if on_doc is None and fast_first:
-        got = _fast_or_none(fast.read_corpus, source.real, source.display, limits, hasher=hasher)
+        reader = partial(fast.read_corpus, on_block=scan.block if scan is not None else None)
+        got = _fast_or_none(reader, source.real, source.display, limits, hasher=hasher)
         if got is not None:
             return got
-    return exact_corpus.read_corpus(source.real, source.display, limits, problems, on_doc, hasher)
+        if scan is not None:
+            scan.clear()  # the exact reader starts over
+    return exact_corpus.read_corpus(source.real, source.display, limits, problems, seen, hasher)
 
 
 def read_gold(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Gold:

@@ -128,16 +128,17 @@ def _answer(corpus: Corpus, kind: str, args: list):
     raise ValueError(kind)
 
 
-def _serve(real: str, file: str, limits: Limits, questions: int, answers: int) -> int:
-    """The child: read the corpus, say what was read, answer until the end."""
+def _serve(real: str, file: str, limits: Limits, questions: int, answers: int, scan=None) -> int:
+    """The child: read the corpus (``scan`` looking for the gold questions
+    in it, :mod:`question_texts`), say what was read, answer until the end."""
     hasher = Sha256()
     try:
         with no_gc():
-            corpus = fast.read_corpus(real, file, limits, hasher)
+            corpus = fast.read_corpus(real, file, limits, hasher, on_block=scan.block if scan else None)
     except (Slow, InputError):
         return 2  # the parent reads the file and says what is wrong
     _write(answers, {"count": corpus.count, "snapshots": corpus.snapshots, "fingerprint": corpus.fingerprint,
-                     "digest": hasher.hexdigest(), "odd": corpus.odd_ids()})
+                     "digest": hasher.hexdigest(), "odd": corpus.odd_ids(), "leaks": scan.state() if scan else None})
     while (question := _read(questions)) is not None:
         kind, args = question
         _write(answers, _answer(corpus, kind, args))
@@ -147,7 +148,7 @@ def _serve(real: str, file: str, limits: Limits, questions: int, answers: int) -
 class CorpusProcess:
     """The child reading a corpus; :meth:`result` waits for what it read."""
 
-    def __init__(self, real: str, file: str, limits: Limits):
+    def __init__(self, real: str, file: str, limits: Limits, scan=None):
         self.file = file
         q_read, self.questions = os.pipe()
         self.answers, a_write = os.pipe()
@@ -162,7 +163,7 @@ class CorpusProcess:
             try:
                 os.close(self.questions)
                 os.close(self.answers)
-                code = _serve(real, file, limits, q_read, a_write)
+                code = _serve(real, file, limits, q_read, a_write, scan)
             finally:
                 os._exit(code)
         os.close(q_read)
@@ -171,12 +172,12 @@ class CorpusProcess:
         self._posted: list[tuple] = []  # (kind, args, writer thread) asked ahead, not yet read, in order
 
     @classmethod
-    def start(cls, real: str, file: str, limits: Limits) -> CorpusProcess | None:
+    def start(cls, real: str, file: str, limits: Limits, scan=None) -> CorpusProcess | None:
         """A child reading the corpus, when that pays (:func:`can_fork`)."""
         if not can_fork(real):
             return None
         try:
-            return cls(real, file, limits)
+            return cls(real, file, limits, scan)
         except OSError:  # no fork or pipe: read it here
             return None
 
@@ -265,6 +266,7 @@ class RemoteCorpus:
         self._shared: dict[tuple, Doc] = {}
         self.parents: dict[str, str] = {}  # the child reads no chunked corpus (its fast reader gives up)
         self.blank: list[tuple[str, int]] = []  # nor one with a blank document
+        self.leaks = told["leaks"]  # what the child's LeakScan found (its state()), or None
 
     @property
     def count(self) -> int:
