@@ -295,11 +295,13 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
     the paired means of each gold set, and the per-question rule."""
     if out.evaluation is None:
         return
-    drops = max_drop_failures(cfg.thresholds, comparison) if comparison is not None else None
-    on_base = comparison.base_gold if comparison is not None else None
-    base_means = {d.measure: d.head for d in on_base.deltas} if on_base is not None else None
-    out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, drops, base_means)
-    if comparison is not None and cfg.per_question is not None:
+    if comparison is None:
+        out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
+        return
+    base_means = {d.measure: d.head for d in comparison.base_gold.deltas} if comparison.base_gold else None
+    out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),
+                                      base_means)
+    if cfg.per_question is not None:
         out.per_question = PerQuestionResult(cfg.per_question, {v.gold: v.over_limit for v in comparison.views})
 
 

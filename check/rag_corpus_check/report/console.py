@@ -108,17 +108,22 @@ def _drop_lines(drops: list) -> list[str]:
 
 def _thresholds(out: Outcome) -> list[str]:
     lines = ["  thresholds:"] if out.thresholds else []
-    for t in out.thresholds:
-        note = f"  ({safe_text(t.note)})" if t.note else ""
-        on_base = f"  (base's gold set: {fmt(t.on_base_gold)})" if t.base_gold_checked else ""
-        lines.append(f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}"
-                     f"{on_base}{note}")
+    return lines + [_threshold_line(t) for t in out.thresholds] + _per_question_line(out)
+
+
+def _threshold_line(t) -> str:
+    note = f"  ({safe_text(t.note)})" if t.note else ""
+    on_base = f"  (base's gold set: {fmt(t.on_base_gold)})" if t.base_gold_checked else ""
+    return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}{on_base}{note}"
+
+
+def _per_question_line(out: Outcome) -> list[str]:
     rule = out.per_question
-    if rule is not None:
-        counts = ", ".join(f"{len(qs)} by the {gold}'s gold set" for gold, qs in rule.dropped.items())
-        lines.append(f"    {'ok  ' if rule.passed else 'FAIL'} per_question: questions that lost more than "
-                     f"{rule.rule.max_drop:g} of {rule.rule.measure}: {counts} (at most {rule.rule.max_questions})")
-    return lines
+    if rule is None:
+        return []
+    counts = ", ".join(f"{len(qs)} by the {gold}'s gold set" for gold, qs in rule.dropped.items())
+    return [f"    {'ok  ' if rule.passed else 'FAIL'} per_question: questions that lost more than "
+            f"{rule.rule.max_drop:g} of {rule.rule.measure}: {counts} (at most {rule.rule.max_questions})"]
 
 
 def _means(out: Outcome) -> list[str]:

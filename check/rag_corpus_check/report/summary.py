@@ -107,12 +107,8 @@ def _commit_notes(s: Summary, out: Outcome, checked: str | None) -> None:
 def _thresholds(s: Summary, out: Outcome) -> None:
     if not out.thresholds:
         return
-    rows = []
     on_base = any(t.base_gold_checked for t in out.thresholds)
-    for t in sorted(out.thresholds, key=lambda t: t.passed is not False):
-        note = f" ({cell(t.note)})" if t.note else ""
-        row = [f"`{t.measure}`", fmt(t.value)] + ([fmt(t.on_base_gold)] if on_base else [])
-        rows.append(row + [f"≥ {t.limit:g}", ("✅" if t.passed else "❌") + note])
+    rows = [_threshold_row(t, on_base) for t in sorted(out.thresholds, key=lambda t: t.passed is not False)]
     s.heading("Metrics vs thresholds", 3)
     columns = ["measure", "value (head's gold set)", "value (base's gold set)"] if on_base else ["measure", "value"]
     s.table(columns + ["threshold", "result"], rows)
@@ -123,6 +119,12 @@ def _thresholds(s: Summary, out: Outcome) -> None:
     if out.verdict == FAIL:
         s.para("**The gate failed because:**")
         s.bullets([cell(r, 500) for r in gate_reasons(out)])
+
+
+def _threshold_row(t, on_base: bool) -> list[str]:
+    note = f" ({cell(t.note)})" if t.note else ""
+    values = [fmt(t.value), fmt(t.on_base_gold)] if on_base else [fmt(t.value)]
+    return [f"`{t.measure}`", *values, f"≥ {t.limit:g}", ("✅" if t.passed else "❌") + note]
 
 
 def _problems(s: Summary, out: Outcome) -> None:
