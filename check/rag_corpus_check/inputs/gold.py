@@ -15,6 +15,7 @@ from rag_corpus_check.safe_io import (
     Limits,
     iter_jsonl,
     iter_text_lines,
+    json_keys,
     line_of,
     load_json_document,
     load_yaml,
@@ -185,8 +186,9 @@ def _safe_index(seq, i):
 
 def _json_query_lines(text: str) -> list[int] | None:
     # JSON has no line information after parsing; the n-th `"query_id"` key in
-    # the text belongs to the n-th question in the usual layout.
-    lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(r'"query_id"\s*:', text)]
+    # the text belongs to the n-th question in the usual layout. One pass
+    # (counting from the start per key was quadratic: 4 MiB took 103 CPU-s).
+    lines = [line for key, line, _end in json_keys(text) if key == "query_id"]
     return lines or None
 
 

@@ -203,6 +203,28 @@ def iter_text_lines(
             yield lineno, text
 
 
+# A JSON string (the text was parsed already, so it is well formed), and a
+# `:` after it when it is an object key. Outside strings JSON has no `"`, so
+# matching strings one after the other from the start never misaligns.
+_STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?')
+
+
+def json_keys(text: str, start: int = 0, line: int | None = None) -> Iterator[tuple[str, int, int]]:
+    """``(key, line, end)`` of every object key of a parsed JSON ``text``
+    from ``start`` (on ``line``), in text order, keys decoded (``"\\u0064"``
+    is ``d``). One pass: each character is scanned once for strings and
+    once for line ends, so finding every key costs O(len(text))."""
+    line = text.count("\n", 0, start) + 1 if line is None else line
+    prev = start
+    for m in _STRING.finditer(text, start):
+        if m.group(2) is None:
+            continue
+        raw = m.group(1)
+        line += text.count("\n", prev, m.start())
+        prev = m.start()
+        yield (json.loads(f'"{raw}"') if "\\" in raw else raw), line, m.end()
+
+
 def load_json_document(real: str, display: str, limits: Limits, hasher=None, ceiling: int | None = None):
     """A whole JSON document and its text: at most ``max_yaml_bytes``, or
     ``max_file_bytes`` up to ``ceiling`` for formats that can only be one document."""
