@@ -72,3 +72,56 @@ def test_json_keys_written_with_escapes_are_found_in_one_pass(tmp_path, monkeypa
     assert q.line == n + 1 and q.label_lines == {f"d{n - 1}": n + 1, f"dx{n - 1}": n + 1}
     size = path.stat().st_size
     assert Counting.scanned <= 2 * size, (Counting.scanned, size)
+
+
+# ---------------------------------------------------------------- BM25: ties are work
+
+
+class CountingId(str):
+    """A document id that counts the comparisons made between ids."""
+
+    compared = 0
+
+    def __lt__(self, other):
+        CountingId.compared += 1
+        return str.__lt__(self, other)
+
+    def __gt__(self, other):
+        CountingId.compared += 1
+        return str.__gt__(self, other)
+
+
+def test_documents_tied_at_the_cut_are_selected_within_the_work_counted():
+    # Before: every document tied at the depth-th score was sorted with its id
+    # (25,000 ties x 8,000 questions: 438 CPU-s), and none of it was counted.
+    from rag_corpus_check.retrieve import BM25Index, BM25Params
+
+    index = BM25Index(BM25Params(depth=10))
+    for i in range(5000):
+        index.add(CountingId(f"d{i:05d}"), "x")
+    index.finish()
+    CountingId.compared = 0
+    for i in range(20):
+        assert index.search(f"x {i}", 10) == [f"d{j:05d}" for j in range(10)]
+    assert index.work == 20 * (5000 + 5000)  # postings visited + candidates ranked
+    assert CountingId.compared <= index.work, (CountingId.compared, index.work)
+
+
+def test_bm25_work_is_bounded_by_the_text_it_was_given():
+    # 25,000 documents `x` and questions `x <n>`: 1.13 MB that asked for 200M
+    # postings (and the ties) within the default max_retrieval_work.
+    import pytest
+
+    from rag_corpus_check.retrieve import WORK_FLOOR, BM25Index, Budget, Bounds
+
+    index = BM25Index(bounds=Bounds())
+    for i in range(25_000):
+        index.add(f"d{i}", "x")
+    index.finish()
+    with pytest.raises(Budget) as exc:
+        for i in range(8000):
+            index.search(f"x {i}")
+    assert exc.value.limit == "max_retrieval_work_per_byte"
+    assert "limits.max_retrieval_work_per_byte" in exc.value.message
+    assert index.work <= WORK_FLOOR + 8 * index.text_chars + 2 * 25_000
+    assert index.work_allowed < 5_000_000

@@ -1,0 +1,119 @@
+"""Hostile inputs built to cost the most per byte, one folder each, with a
+config (``.rag-corpus-check.yml``) — the attacks of README "Limits and worst
+cases", measured with:
+
+    python bench/dos.py /tmp/dos
+    for d in /tmp/dos/*/; do (cd $d && PYTHONPATH=$PWD/check /usr/bin/time -f "$d %U+%S s %M KB" \\
+        python -m rag_corpus_check --quiet --no-github --output r.json --summary-file s.md); done
+
+Same arguments, same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+
+CORPUS = "".join(json.dumps({"id": f"d{i}", "text": f"document {i}"}) + "\n" for i in range(10))
+RUN = json.dumps({"query_id": "q0", "ranking": ["d0"]}) + "\n"
+HEAD = "version: 1\nk: 1\ncorpus: corpus.jsonl\n"
+
+
+def _write(folder: str, name: str, data: str | bytes) -> None:
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def _case(out: str, name: str, config: str, files: dict[str, str | bytes]) -> None:
+    folder = os.path.join(out, name)
+    _write(folder, "corpus.jsonl", CORPUS)
+    _write(folder, "run.jsonl", RUN)
+    for file, data in files.items():
+        _write(folder, file, data)
+    _write(folder, ".rag-corpus-check.yml", HEAD + config)
+
+
+def _question(i: int) -> dict:
+    return {"query_id": f"q{i}", "query": "x", "relevant": {"d1": 1}}
+
+
+def json_gold(out: str, size: int = 1_070_000) -> None:
+    """A JSON gold document: a `"query_id"` key per ~60 bytes."""
+    n = size // 85
+    text = json.dumps({"queries": [_question(i) for i in range(n)]}, indent=1)
+    _case(out, "json-gold", "gold: gold.json\nrun: run.jsonl\n", {"gold.json": text})
+
+
+def escaped_qrels(out: str, size: int = 1_100_000) -> None:
+    """pytrec_eval qrels with ids written with `\\u` escapes json.dumps does not write."""
+    n = size // 31
+    body = ",\n".join(f'"\\u0071{i}": {{"\\u0064{i % 10}": 1}}' for i in range(n))
+    _case(out, "escaped-qrels", "gold: qrels.json\nrun: run.jsonl\nformats: {gold: qrels-json}\n",
+          {"qrels.json": "{\n" + body + "\n}\n"})
+
+
+def gold_list(out: str) -> None:
+    """`max_records: 1000`, and six gold files of 999 questions each."""
+    files = {f"gold{j}.jsonl": "".join(json.dumps(_question(j * 1000 + i)) + "\n" for i in range(999))
+             for j in range(6)}
+    names = ", ".join(files)
+    _case(out, "gold-list", f"gold: [{names}]\nrun: run.jsonl\nlimits: {{max_records: 1000}}\n", files)
+
+
+def gzip_gold(out: str) -> None:
+    """A ~1 MB `.jsonl.gz` of questions (each line different)."""
+    lines = "".join(json.dumps(_question(i)) + "\n" for i in range(420_000))
+    _case(out, "gzip-gold", "gold: gold.jsonl.gz\nrun: run.jsonl\n",
+          {"gold.jsonl.gz": gzip.compress(lines.encode(), 9, mtime=0)})
+
+
+def gzip_invalid(out: str) -> None:
+    """A few KB of `.jsonl.gz`: 100,000 lines, each failing the schema."""
+    lines = "".join('{"query_id": "q", "relevant": {"d1": "x"}}\n' for _ in range(100_000))
+    _case(out, "gzip-invalid", "gold: gold.jsonl.gz\nrun: run.jsonl\n",
+          {"gold.jsonl.gz": gzip.compress(lines.encode(), 9, mtime=0)})
+
+
+def gzip_corpus(out: str, lines: int = 2_097_152) -> None:
+    """A gzip corpus of one repeated line: 2.3 GB decompressed."""
+    line = (json.dumps({"id": "a", "text": "x" * 1000}) + "\n").encode()
+    comp = gzip.compress(line * 4096, 9, mtime=0)  # gzip members concatenate
+    folder = os.path.join(out, "gzip-corpus")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "corpus.jsonl.gz"), "wb") as f:
+        for _ in range(lines // 4096):
+            f.write(comp)
+    _write(folder, "gold.jsonl", json.dumps(_question(0)) + "\n")
+    _write(folder, "run.jsonl", RUN)
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl.gz\ngold: gold.jsonl\n"
+                                            "run: run.jsonl\n")
+
+
+def bm25_ties(out: str, docs: int = 25_000, questions: int = 8_000) -> None:
+    """Every document ties for every question: `x` and `x <n>`."""
+    folder = os.path.join(out, "bm25-ties")
+    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": "x"}) + "\n" for i in range(docs)))
+    gold = "".join(json.dumps({"query_id": f"q{i}", "query": f"x {i}", "relevant": {"d1": 1}}) + "\n"
+                   for i in range(questions))
+    _write(folder, "gold.jsonl", gold)
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
+
+
+CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
+                                                   gzip_corpus, bm25_ties)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out")
+    parser.add_argument("cases", nargs="*", default=list(CASES), help=", ".join(CASES))
+    args = parser.parse_args()
+    for name in args.cases:
+        CASES[name](args.out)
+
+
+if __name__ == "__main__":
+    main()
