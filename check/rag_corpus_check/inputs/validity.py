@@ -5,7 +5,7 @@ from __future__ import annotations
 from rag_corpus_check import problems as P
 from rag_corpus_check.inputs.checks import ID
 from rag_corpus_check.safe_io import line_of
-from rag_corpus_check.schemas import describe_error, error_path, errors
+from rag_corpus_check.schemas import describe_error, error_path, errors, quick_check
 
 
 def record_id(record) -> str | None:
@@ -22,9 +22,19 @@ def schema_ok(problems: P.Problems, schema: tuple[str, str], record, file: str, 
               doc_for_lines=None, fast=None) -> bool:
     """True when ``record`` is valid against ``schema`` (name, fragment).
     ``fast`` (from :mod:`inputs.checks`) accepts valid records quickly;
-    anything it rejects is validated by jsonschema, which words the messages."""
+    anything it rejects is validated by jsonschema, which words the messages,
+    until ``problems`` lists no more errors of ``file``: then the record is
+    counted as invalid without jsonschema (100,000 invalid lines of a 13 KB
+    gzip took 33 CPU-s, nearly all in jsonschema)."""
     if fast is not None and fast(record):
         return True
+    if problems.full(file):  # no more are listed: counted, not described ("... N more in file")
+        verdict = quick_check(schema[0], record, schema[1])
+        if verdict is not None:
+            if not verdict:
+                problems.add(P.SCHEMA, "invalid record (not described: the file has more problems than are "
+                             "listed)", file=file, line=line, id=record_id(record))
+            return verdict
     errs = errors(schema[0], record, schema[1])
     for err in errs:
         ln = line_of(doc_for_lines, error_path(err)) if doc_for_lines is not None else line
