@@ -112,7 +112,7 @@ def test_bm25_work_is_bounded_by_the_text_it_was_given():
     # postings (and the ties) within the default max_retrieval_work.
     import pytest
 
-    from rag_corpus_check.retrieve import WORK_FLOOR, BM25Index, Budget, Bounds
+    from rag_corpus_check.retrieve import WORK_FLOOR, BM25Index, Bounds, Budget
 
     index = BM25Index(bounds=Bounds())
     for i in range(25_000):
@@ -151,3 +151,143 @@ def test_invalid_records_past_the_listed_ones_are_counted_without_jsonschema(tmp
     assert len(calls) == problems.per_file_cap
     assert problems.error_count() == 2000 and problems.dropped == {"gold.jsonl (errors)": 2000 - 50}
     assert list(gold.queries) == ["ok"]  # a valid record after the cap is still read
+
+
+# ---------------------------------------------------------------- totals across files, gzip ratio
+
+
+def _tree(tmp_path, config: str, files: dict) -> None:
+    corpus = "".join(json.dumps({"id": f"d{i}", "text": f"document {i}"}) + "\n" for i in range(3))
+    (tmp_path / "corpus.jsonl").write_text(corpus)
+    (tmp_path / "run.jsonl").write_text(json.dumps({"query_id": "q0", "ranking": ["d0"]}) + "\n")
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+    (tmp_path / "c.yml").write_text("version: 1\nk: 1\ncorpus: corpus.jsonl\nrun: run.jsonl\n" + config)
+
+
+def _check(tmp_path, capsys, monkeypatch):
+    from rag_corpus_check.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main(["--config", "c.yml", "--quiet", "--no-github", "--output", "out/r.json",
+                 "--summary-file", "out/s.md"])
+    capsys.readouterr()
+    return code, json.loads((tmp_path / "out" / "r.json").read_text())["problems"]
+
+
+def _gold_lines(start: int, n: int) -> str:
+    return "".join(json.dumps({"query_id": f"q{i}", "relevant": {"d1": 1}}) + "\n" for i in range(start, start + n))
+
+
+def test_max_records_bounds_a_list_of_gold_files_together(tmp_path, capsys, monkeypatch):
+    # Before: each file was held to max_records on its own: five of 999 lines passed `max_records: 1000`.
+    files = {f"g{j}.jsonl": _gold_lines(j * 1000, 999) for j in range(5)}
+    _tree(tmp_path, f"gold: [{', '.join(files)}]\nlimits: {{max_records: 1000}}\n", files)
+    code, problems = _check(tmp_path, capsys, monkeypatch)
+    assert code == 2
+    p = problems[0]
+    assert p["kind"] == "limit" and p["file"] == "g1.jsonl" and p["line"] == 2
+    assert "more than 1000 records in the gold files together" in p["message"]
+    assert "limits.max_records" in p["message"]
+
+
+def test_questions_of_gold_documents_are_bounded_together(tmp_path, capsys, monkeypatch):
+    yaml_gold = "queries:\n" + "".join(f"  - {{query_id: y{i}, relevant: {{d1: 1}}}}\n" for i in range(600))
+    files = {"a.yaml": yaml_gold, "b.yaml": yaml_gold.replace(" y", " z")}
+    _tree(tmp_path, "gold: [a.yaml, b.yaml]\nlimits: {max_records: 1000}\n", files)
+    code, problems = _check(tmp_path, capsys, monkeypatch)
+    assert code == 2 and problems[0]["kind"] == "limit" and problems[0]["file"] == "b.yaml"
+    assert "more than 1000 questions in the gold files together" in problems[0]["message"]
+
+
+class Unpacked:
+    """The decompressed bytes every gzip stream handed out."""
+
+    def __init__(self, monkeypatch):
+        from rag_corpus_check.safe_io import content
+
+        self.total = 0
+        real = content.Gunzip._count
+
+        def count(gz, data):
+            self.total += len(data)
+            return real(gz, data)
+
+        monkeypatch.setattr(content.Gunzip, "_count", count)
+
+
+def test_a_gzip_bomb_ends_at_the_compression_ratio(tmp_path, capsys, monkeypatch):
+    # Before: a 6.3 MB gzip corpus of one repeated line decompressed to 2.3 GB
+    # (2,097,152 "duplicate id" errors, 57 CPU-s) and no `limit` error.
+    import gzip
+
+    line = (json.dumps({"id": "a", "text": "x" * 1000}) + "\n").encode()
+    bomb = gzip.compress(line * 40_000, 9, mtime=0)  # 40 MB from ~120 KB
+    _tree(tmp_path, "gold: gold.jsonl\ncorpus: corpus.jsonl.gz\n", {"corpus.jsonl.gz": bomb,
+                                                                   "gold.jsonl": _gold_lines(0, 1)})
+    (tmp_path / "c.yml").write_text((tmp_path / "c.yml").read_text().replace("corpus: corpus.jsonl\n", ""))
+    unpacked = Unpacked(monkeypatch)
+    code, problems = _check(tmp_path, capsys, monkeypatch)
+    assert code == 2
+    limit = [p for p in problems if p["kind"] == "limit"]
+    assert limit and limit[0]["file"] == "corpus.jsonl.gz" and "limits.max_compression_ratio" in limit[0]["message"]
+    assert unpacked.total < 8 * len(bomb) + 2 * 1024**2, unpacked.total  # the ratio, an allowance, a read's worth
+
+
+def test_gzip_gold_files_are_held_to_the_ratio_together(tmp_path, capsys, monkeypatch):
+    # Per file, each of these 12 gold files is within the allowance; together they are not.
+    import gzip
+
+    files = {f"g{j}.jsonl.gz": gzip.compress(b"\n" * 100_000, 9, mtime=0) for j in range(12)}
+    _tree(tmp_path, f"gold: [{', '.join(files)}]\n", files)
+    unpacked = Unpacked(monkeypatch)
+    code, problems = _check(tmp_path, capsys, monkeypatch)
+    assert code == 2 and problems[0]["kind"] == "limit", problems
+    assert "in the gold files together" in problems[0]["message"] and "max_compression_ratio" in problems[0]["message"]
+    assert unpacked.total < 12 * 100_000
+
+
+def test_the_new_limits_are_rules_the_base_holds(tmp_path):
+    # A PR that raises a limit does not get it without a new rule_change_reason.
+    from rag_corpus_check.config import LIMIT_NAMES, load_config
+    from rag_corpus_check.rules import Layout, decide, enforce
+
+    assert {"max_compression_ratio", "max_retrieval_work_per_byte"} <= set(LIMIT_NAMES)
+    _tree(tmp_path, "gold: gold.jsonl\n", {"gold.jsonl": _gold_lines(0, 1)})
+    cfgs = []
+    for name, ratio in (("base.yml", 4), ("head.yml", 100)):
+        (tmp_path / name).write_text((tmp_path / "c.yml").read_text()
+                                     + f"limits: {{max_compression_ratio: {ratio}, max_retrieval_work_per_byte: {ratio}}}\n")
+        cfg, _ = load_config(str(tmp_path), str(tmp_path / name), P.Problems())
+        cfgs.append(cfg)
+    base, head = cfgs
+    assert head.limits.max_compression_ratio == 100 and head.bounds.max_retrieval_work_per_byte == 100
+    layout = Layout("", "c.yml", "corpus.jsonl", "gold.jsonl", "run.jsonl")
+    rules = decide(base, head, (layout, layout), "c.yml", "")
+    assert rules.source == "base"
+    assert any("`limits.max_compression_ratio` raised" in c for c in rules.changes)
+    assert any("`limits.max_retrieval_work_per_byte` raised" in c for c in rules.changes)
+    enforce(rules, base, head)
+    assert head.limits.max_compression_ratio == 4 and head.bounds.max_retrieval_work_per_byte == 4
+
+
+def test_bm25_work_is_per_byte_as_stored(tmp_path, capsys, monkeypatch):
+    # A gzip corpus gets the work budget of its size on disk, not of its text.
+    import gzip
+
+    from rag_corpus_check import retrieval
+
+    corpus = "".join(json.dumps({"id": f"d{i}", "text": "x"}) + "\n" for i in range(20_000)).encode()
+    gold = "".join(json.dumps({"query_id": f"q{i}", "query": f"x {i}", "relevant": {"d1": 1}}) + "\n"
+                   for i in range(3000))
+    _tree(tmp_path, "gold: gold.jsonl\n", {"corpus.jsonl.gz": gzip.compress(corpus, 9, mtime=0), "gold.jsonl": gold})
+    (tmp_path / "c.yml").write_text("version: 1\nk: 1\ncorpus: corpus.jsonl.gz\ngold: gold.jsonl\n"
+                                    "limits: {max_compression_ratio: 100}\n")
+    seen = []
+    real = retrieval.stored_bytes
+    monkeypatch.setattr(retrieval, "stored_bytes", lambda cfg: seen.append(real(cfg)) or seen[-1])
+    code, problems = _check(tmp_path, capsys, monkeypatch)
+    assert code == 2 and problems[0]["kind"] == "limit", problems
+    assert "limits.max_retrieval_work_per_byte" in problems[0]["message"]
+    stored = (tmp_path / "corpus.jsonl.gz").stat().st_size + len(gold)
+    assert seen == [stored]

@@ -128,6 +128,7 @@ class BM25Index:
     postings: int = 0  # (term, document) pairs indexed
     work: int = 0  # postings visited and candidates ranked by the searches so far
     text_chars: int = 0  # characters of the documents indexed and the questions searched for
+    input_bytes: int | None = None  # the size of the corpus and gold files as stored, when known
     _doc_ids: list[str] = field(default_factory=list)
     _doc_len: list[int] = field(default_factory=list)
     _tf: dict[str, tuple[array, array]] = field(default_factory=dict)  # term -> (docs, tfs)
@@ -214,9 +215,12 @@ class BM25Index:
     def work_allowed(self) -> int:
         """The work the searches may do: ``max_retrieval_work``, and no more
         than :data:`WORK_FLOOR` plus ``max_retrieval_work_per_byte`` per
-        character of text indexed and searched for so far."""
+        character of text indexed and searched for so far, and per byte of
+        the input files as stored (``input_bytes``: a gzip corpus of 1 MB
+        gets the budget of 1 MB, not of its 8 MB of text)."""
         b = self.bounds
-        return min(b.max_retrieval_work, WORK_FLOOR + b.max_retrieval_work_per_byte * self.text_chars)
+        size = self.text_chars if self.input_bytes is None else min(self.text_chars, self.input_bytes)
+        return min(b.max_retrieval_work, WORK_FLOOR + b.max_retrieval_work_per_byte * size)
 
     def _spend(self, n: int) -> None:
         self.work += n
@@ -228,7 +232,8 @@ class BM25Index:
             raise Budget("max_retrieval_work_per_byte", f"the questions so far would make BM25 do more than "
                          f"{self.work_allowed} units of work (postings visited and candidates ranked), over "
                          f"{WORK_FLOOR} + {b.max_retrieval_work_per_byte} per character of the "
-                         f"{self.text_chars} indexed and searched for (limits.max_retrieval_work_per_byte)")
+                         f"{self.text_chars} indexed and searched for (and per byte of the input files as "
+                         "stored) (limits.max_retrieval_work_per_byte)")
 
     def _top(self, scores: dict[int, float], depth: int) -> list[tuple[float, str]]:
         """(score, id) of the best ``depth`` documents: score descending, ties

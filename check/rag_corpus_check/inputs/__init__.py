@@ -142,11 +142,32 @@ def _read_labels(out: Inputs, gold: Source | list[Source], queries: Source | Non
 
 
 def _read_golds(out: Inputs, sources: list[Source], limits: Limits, problems: P.Problems) -> Gold | None:
-    """Every gold file (each one's digest kept), merged; None when one could not be read."""
-    golds = [_read(out, source, problems, read_gold, limits, problems) for source in sources]
+    """Every gold file (each one's digest kept), merged; None when one could
+    not be read. The files are bounded together: their bytes, lines,
+    questions and labels by the limits of one file (a list of six files of
+    999 lines passed `max_records: 1000`)."""
+    shared = limits.of_kind("the gold files")
+    golds, questions, labels = [], 0, 0
+    for source in sources:
+        gold = _read(out, source, problems, read_gold, shared, problems)
+        golds.append(gold)
+        if gold is not None:
+            questions += len(gold.queries)
+            labels += sum(len(q.relevant) for q in gold.queries.values())
+        if max(questions, labels) > limits.max_records:
+            what = "questions" if questions > limits.max_records else "labels"
+            problems.add(P.LIMIT, f"more than {limits.max_records} {what} in the gold files together (raise "
+                         "`limits.max_records` in the config if this is intended)", file=source.display)
+            return None
+        if _over_limit(problems):
+            return None  # a limit ended a file: the next ones would only add to it
     if any(gold is None for gold in golds):
         return None
     return merge_gold(golds, problems)
+
+
+def _over_limit(problems: P.Problems) -> bool:
+    return any(p.kind == P.LIMIT for p in problems.errors)
 
 
 def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, problems: P.Problems) -> None:
@@ -194,14 +215,18 @@ def _read(out: Inputs, source: Source, problems: P.Problems, reader, *args, **kw
     return result
 
 
-def _fast_or_none(reader, *args, hasher=None):
+def _fast_or_none(reader, real: str, display: str, limits: Limits, hasher=None):
     """A fast reader's result, or None when it gave up (:class:`Slow`): the
-    digest then starts over for the exact reader, which reads from line 1."""
+    digest and the kind's tally then start over for the exact reader, which
+    reads from line 1."""
+    mark = limits.tally.mark() if limits.tally is not None else None
     try:
         with no_gc():
-            return reader(*args, hasher=hasher)
+            return reader(real, display, limits, hasher=hasher)
     except Slow:
         restart(hasher)
+        if limits.tally is not None and mark is not None:
+            limits.tally.reset(mark)
         return None
 
 

@@ -17,7 +17,14 @@ import os
 import sys
 import zlib
 
-from rag_corpus_check.safe_io.paths import MAX_DOCUMENT_BYTES, InputError, _refused, open_regular
+from rag_corpus_check.safe_io.paths import (
+    MAX_DOCUMENT_BYTES,
+    RATIO_ALLOWANCE,
+    InputError,
+    Limits,
+    _refused,
+    open_regular,
+)
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -33,10 +40,12 @@ def plain_name(display: str) -> str:
     return display[:-3] if compressed(display) else display
 
 
-def open_input(real: str, display: str, max_bytes: int, hasher=None):
+def open_input(real: str, display: str, max_bytes: int, hasher=None, limits: Limits | None = None):
     """``(stream, hasher)``: a binary stream of the file's content and the
     hasher the caller must feed with what it reads (None when the stream
-    feeds it: a gzip file's digest is of its compressed bytes)."""
+    feeds it: a gzip file's digest is of its compressed bytes). A gzip
+    stream keeps to ``limits.max_compression_ratio`` (of the kind's files
+    together, with a tally)."""
     f = open_regular(real, display, max_bytes)
     try:
         head = os.pread(f.fileno(), len(LFS_POINTER), 0)
@@ -46,7 +55,7 @@ def open_input(real: str, display: str, max_bytes: int, hasher=None):
         raise
     if not compressed(display):
         return f, hasher
-    return Gunzip(f, display, hasher), None
+    return Gunzip(f, display, hasher, limits or Limits()), None
 
 
 def _refuse_impostor(head: bytes, display: str) -> None:
@@ -59,13 +68,18 @@ def _refuse_impostor(head: bytes, display: str) -> None:
                          "read decompressed", file=display, line=1)
 
 
-def read_bytes(real: str, display: str, max_bytes: int, hasher=None, ceiling: int = MAX_DOCUMENT_BYTES) -> bytes:
+def read_bytes(real: str, display: str, max_bytes: int, hasher=None, ceiling: int = MAX_DOCUMENT_BYTES,
+               limits: Limits | None = None) -> bytes:
     """Read a whole document (YAML or JSON, parsed in memory) of at most
     ``max_bytes`` and never more than ``ceiling`` (for ``.gz``:
     decompressed): a 2 GB file must be refused before it is read, not after.
-    ``hasher`` is fed the bytes on disk, so provenance needs no second read."""
-    cap = min(max_bytes, ceiling)
-    f, feed = open_input(real, display, sys.maxsize, hasher)  # the cap below has the better message
+    ``hasher`` is fed the bytes on disk, so provenance needs no second read.
+    With ``limits`` (and its tally), ``max_bytes`` is what the kind's files
+    read before left of ``max_file_bytes``, and the bytes read are counted."""
+    if limits is not None:
+        max_bytes = min(max_bytes, limits.max_file_bytes - limits.used()[0])
+    cap = max(0, min(max_bytes, ceiling))
+    f, feed = open_input(real, display, sys.maxsize, hasher, limits)  # the cap below has the better message
     with f:
         size = os.fstat(f.fileno()).st_size if feed is not None else 0  # gzip: what it holds is unknown
         data = f.read(cap + 1) if size <= cap else b""  # count what is read: /proc reports 0
@@ -73,6 +87,8 @@ def read_bytes(real: str, display: str, max_bytes: int, hasher=None, ceiling: in
             raise _refused(f, _too_big(display, max(size, len(data)), cap, feed is None, cap == ceiling))
         if feed is not None:
             feed.update(data)
+        if limits is not None and limits.tally is not None:
+            limits.tally.bytes += len(data)
         return data
 
 
@@ -90,9 +106,11 @@ class _Tee:
 
     def __init__(self, f, hasher):
         self.f, self.hasher = f, hasher
+        self.count = 0  # compressed bytes read
 
     def read(self, n: int = -1) -> bytes:
         data = self.f.read(n)
+        self.count += len(data)
         if self.hasher is not None:
             self.hasher.update(data)
         return data
@@ -100,24 +118,43 @@ class _Tee:
 
 class Gunzip:
     """A gzip file's content as a binary stream; a damaged or truncated file
-    is an :class:`InputError`, never a traceback."""
+    is an :class:`InputError`, never a traceback, and so is one that
+    decompresses to more than ``limits.max_compression_ratio`` times the
+    compressed bytes read (a gzip bomb: 6.3 MB of one repeated line were
+    2.3 GB), checked as it is read."""
 
-    def __init__(self, f, display: str, hasher=None):
+    def __init__(self, f, display: str, hasher=None, limits: Limits | None = None):
         self.raw, self.display = f, display
-        self.gz = gzip.GzipFile(fileobj=_Tee(f, hasher), mode="rb")  # type: ignore[call-overload]
+        self.limits = limits or Limits()
+        self.tee = _Tee(f, hasher)
+        self.unpacked = 0
+        self.gz = gzip.GzipFile(fileobj=self.tee, mode="rb")  # type: ignore[call-overload]
+
+    def _count(self, data: bytes) -> bytes:
+        self.unpacked += len(data)
+        t, ratio = self.limits.tally, self.limits.max_compression_ratio
+        packed = self.tee.count + (t.packed if t is not None else 0)
+        unpacked = self.unpacked + (t.unpacked if t is not None else 0)
+        if unpacked > ratio * packed + RATIO_ALLOWANCE:
+            together = self.limits.together()
+            raise _refused(self.raw, InputError(
+                "limit", f"decompresses to more than {ratio} times its compressed size{together} ({unpacked} "
+                f"bytes from the first {packed}): a gzip bomb? (raise `limits.max_compression_ratio` in the "
+                "config if this is intended)", file=self.display))
+        return data
 
     def fileno(self) -> int:
         return self.raw.fileno()
 
     def read(self, n: int = -1) -> bytes:
         try:
-            return self.gz.read(n)
+            return self._count(self.gz.read(n))
         except (OSError, EOFError, zlib.error) as exc:
             raise self._damaged(exc) from None
 
     def readline(self, n: int = -1) -> bytes:
         try:
-            return self.gz.readline(n)
+            return self._count(self.gz.readline(n))
         except (OSError, EOFError, zlib.error) as exc:
             raise self._damaged(exc) from None
 
@@ -126,6 +163,11 @@ class Gunzip:
         return InputError("parse", f"cannot decompress: {why}", file=self.display)
 
     def close(self) -> None:
+        t = self.limits.tally
+        if t is not None:
+            t.packed += self.tee.count
+            t.unpacked += self.unpacked
+            self.tee.count = self.unpacked = 0
         self.gz.close()
         self.raw.close()
 

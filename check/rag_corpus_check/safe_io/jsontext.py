@@ -124,28 +124,37 @@ def _value_error(exc: ValueError) -> str:
 def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tuple[int, bytes]]:
     """``(line_number, bytes)`` of each line, split on ``\\n`` only, without
     its line ending (``\\n`` or ``\\r\\n``) and without a UTF-8 BOM on line 1.
-    Enforces the file, line and record limits; blank lines (spaces, tabs, CR)
+    Enforces the file, line and record limits (with a :class:`Tally`, on the
+    files of the kind together); blank lines (spaces, tabs, CR)
     are skipped and do not count as records (in a ``.gz`` file they do: a
     bomb of line ends must end at the limit too). ``hasher`` holds the file's
     digest once the lines are exhausted."""
-    f, feed = open_input(real, display, limits.max_file_bytes, hasher)
-    with f:
-        lineno = total = records = 0
-        while raw := f.readline(limits.max_line_bytes + 1):
-            if feed is not None:
-                feed.update(raw)
-            lineno += 1
-            total += len(raw)
-            _within(f, limits, total, raw, display, lineno)
-            if lineno > limits.max_records and isinstance(f, Gunzip):
-                raise _refused(f, _over("max_records", f"more than {limits.max_records} lines", display, lineno))
-            raw = _content(raw, display, lineno)
-            if not raw.strip(b" \t\r"):
-                continue
-            records += 1
-            if records > limits.max_records:
-                raise _refused(f, _over("max_records", f"more than {limits.max_records} records", display, lineno))
-            yield lineno, raw
+    f, feed = open_input(real, display, limits.max_file_bytes, hasher, limits)
+    seen_bytes, seen_records = limits.used()
+    lineno = total = records = 0
+    try:
+        with f:
+            while raw := f.readline(limits.max_line_bytes + 1):
+                if feed is not None:
+                    feed.update(raw)
+                lineno += 1
+                total += len(raw)
+                _within(f, limits, seen_bytes + total, raw, display, lineno)
+                if seen_records + lineno > limits.max_records and isinstance(f, Gunzip):
+                    raise _refused(f, _over("max_records", f"more than {limits.max_records} lines"
+                                            f"{limits.together()}", display, lineno))
+                raw = _content(raw, display, lineno)
+                if not raw.strip(b" \t\r"):
+                    continue
+                records += 1
+                if seen_records + records > limits.max_records:
+                    raise _refused(f, _over("max_records", f"more than {limits.max_records} records"
+                                            f"{limits.together()}", display, lineno))
+                yield lineno, raw
+    finally:
+        if limits.tally is not None:
+            limits.tally.bytes += total
+            limits.tally.records += lineno if isinstance(f, Gunzip) else records
 
 
 def _over(name: str, what: str, display: str, line: int) -> InputError:
@@ -155,8 +164,9 @@ def _over(name: str, what: str, display: str, line: int) -> InputError:
 
 def _within(f, limits: Limits, total: int, raw: bytes, display: str, lineno: int) -> None:
     if total > limits.max_file_bytes:
-        raise _refused(f, _over("max_file_bytes", f"file is over the limit of {limits.max_file_bytes} bytes",
-                                display, lineno))
+        what = (f"more than {limits.max_file_bytes} bytes{limits.together()}" if limits.together()
+                else f"file is over the limit of {limits.max_file_bytes} bytes")
+        raise _refused(f, _over("max_file_bytes", what, display, lineno))
     if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
         raise _refused(f, _over("max_line_bytes", f"line is longer than {limits.max_line_bytes} bytes", display,
                                 lineno))
@@ -229,6 +239,6 @@ def load_json_document(real: str, display: str, limits: Limits, hasher=None, cei
     """A whole JSON document and its text: at most ``max_yaml_bytes``, or
     ``max_file_bytes`` up to ``ceiling`` for formats that can only be one document."""
     cap = limits.max_yaml_bytes if ceiling is None else limits.max_file_bytes
-    raw = _check_bom(read_bytes(real, display, cap, hasher, ceiling or cap), display)
+    raw = _check_bom(read_bytes(real, display, cap, hasher, ceiling or cap, limits), display)
     text = decode_utf8(raw, display, None)
     return loads_strict(text, display, None), text

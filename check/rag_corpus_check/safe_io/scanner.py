@@ -71,21 +71,25 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
     a CR that is not part of CRLF, invalid UTF-8 or JSON, a lone surrogate,
     a limit within reach — so a file read here reads the same there."""
     lineno = 1
+    seen_records = limits.used()[1]
     for data in _whole_lines(real, display, limits, hasher):
         if lineno == 1 and data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             raise Slow
         values, raw_lines = _parse_block(data)
         n = len(values)
-        if max(map(len, raw_lines)) >= limits.max_line_bytes or lineno - 1 + n > limits.max_records:
+        if max(map(len, raw_lines)) >= limits.max_line_bytes or seen_records + lineno - 1 + n > limits.max_records:
             raise Slow
         yield lineno, raw_lines, values
         lineno += n
+    if limits.tally is not None:  # read to the end (a reader that gives up resets the tally)
+        limits.tally.records += lineno - 1
 
 
 def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[bytes]:
     """The file in blocks of about BLOCK bytes, each ending at a line end
     (the last one at the end of the file); ``hasher`` fed what is read."""
-    f, feed = open_input(real, display, limits.max_file_bytes, hasher)
+    f, feed = open_input(real, display, limits.max_file_bytes, hasher, limits)
+    seen_bytes = limits.used()[0]
     with f:
         total = 0
         rest = b""
@@ -93,7 +97,7 @@ def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterat
             if feed is not None:
                 feed.update(chunk)
             total += len(chunk)
-            if total > limits.max_file_bytes:
+            if seen_bytes + total > limits.max_file_bytes:
                 raise Slow
             cut = chunk.rfind(b"\n") + 1
             if cut == 0:  # a line longer than a block
@@ -105,6 +109,8 @@ def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterat
             rest = chunk[cut:]
         if rest:
             yield rest  # the last line has no line end
+    if limits.tally is not None:
+        limits.tally.bytes += total
 
 
 def _parse_block(data: bytes) -> tuple[list, list]:
