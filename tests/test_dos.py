@@ -231,6 +231,7 @@ def test_a_gzip_bomb_ends_at_the_compression_ratio(tmp_path, capsys, monkeypatch
     assert code == 2
     limit = [p for p in problems if p["kind"] == "limit"]
     assert limit and limit[0]["file"] == "corpus.jsonl.gz" and "limits.max_compression_ratio" in limit[0]["message"]
+    assert limit[0]["line"] > 500  # the line being read
     assert unpacked.total < 8 * len(bomb) + 2 * 1024**2, unpacked.total  # the ratio, an allowance, a read's worth
 
 
@@ -291,3 +292,39 @@ def test_bm25_work_is_per_byte_as_stored(tmp_path, capsys, monkeypatch):
     assert "limits.max_retrieval_work_per_byte" in problems[0]["message"]
     stored = (tmp_path / "corpus.jsonl.gz").stat().st_size + len(gold)
     assert seen == [stored]
+
+
+def test_a_limit_after_the_listed_errors_is_listed_too(tmp_path, capsys, monkeypatch):
+    # 100,000 invalid lines in a few KB of gzip: 50 described, the rest
+    # counted, and the limit that ends the file is listed (not one of the "more").
+    import gzip
+
+    lines = b'{"query_id": "q", "relevant": {"d1": "x"}}\n' * 100_000
+    _tree(tmp_path, "gold: gold.jsonl.gz\n", {"gold.jsonl.gz": gzip.compress(lines, 9, mtime=0)})
+    code, problems = _check(tmp_path, capsys, monkeypatch)
+    assert code == 2
+    assert [p["kind"] for p in problems].count("schema") == 50
+    limit = [p for p in problems if p["kind"] == "limit"]
+    assert len(limit) == 1 and limit[0]["file"] == "gold.jsonl.gz" and limit[0]["line"] > 50
+
+
+def test_a_gold_document_of_invalid_questions_is_described_up_to_the_cap(tmp_path, monkeypatch):
+    # Before: jsonschema validated the whole document and described every
+    # error (1 MB of invalid YAML questions: 10 CPU-s).
+    calls = []
+    real = gold_reader.errors
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gold_reader, "errors", counted)
+    path = tmp_path / "gold.yaml"
+    path.write_text("queries:\n" + "".join(f"- {{query_id: q{i}, relevant: {{d1: x}}}}\n" for i in range(3000))
+                    + "- {query_id: ok, relevant: {d1: 1}}\n")
+    problems = P.Problems()
+    gold = gold_reader.read_gold(str(path), "gold.yaml", "yaml", Limits(), problems)
+    assert len(calls) <= problems.per_file_cap + 2  # the document without its questions (twice), one per question
+    assert problems.error_count() == 3000 and list(gold.queries) == ["ok"]
+    first = problems.items[0]
+    assert first.line == 2 and first.message.startswith("queries[0].relevant.d1: expected integer")

@@ -81,7 +81,7 @@ class Problems:
         key = (file, severity)
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
-        if n > self.per_file_cap:
+        if n > self.per_file_cap and kind != LIMIT:  # a limit ends a file: one each, always listed
             label = f"{file or '-'} ({severity}s)"
             self.dropped[label] = self.dropped.get(label, 0) + 1
             return

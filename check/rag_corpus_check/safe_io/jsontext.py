@@ -134,7 +134,7 @@ def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tup
     lineno = total = records = 0
     try:
         with f:
-            while raw := f.readline(limits.max_line_bytes + 1):
+            while raw := _readline(f, limits.max_line_bytes + 1, lineno + 1):
                 if feed is not None:
                     feed.update(raw)
                 lineno += 1
@@ -155,6 +155,15 @@ def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tup
         if limits.tally is not None:
             limits.tally.bytes += total
             limits.tally.records += lineno if isinstance(f, Gunzip) else records
+
+
+def _readline(f, n: int, lineno: int) -> bytes:
+    """A line; a gzip file's error (damaged, over its compression ratio) at that line."""
+    try:
+        return f.readline(n)
+    except InputError as exc:
+        exc.line = exc.line or lineno
+        raise
 
 
 def _over(name: str, what: str, display: str, line: int) -> InputError:

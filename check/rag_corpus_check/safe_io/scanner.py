@@ -23,7 +23,7 @@ from rag_corpus_check.safe_io.jsontext import (
     _parse_float,
     _reject_constant,
 )
-from rag_corpus_check.safe_io.paths import Limits
+from rag_corpus_check.safe_io.paths import InputError, Limits
 
 
 class Slow(Exception):
@@ -93,7 +93,7 @@ def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterat
     with f:
         total = 0
         rest = b""
-        while chunk := f.read(BLOCK):
+        while chunk := _read(f, BLOCK):
             if feed is not None:
                 feed.update(chunk)
             total += len(chunk)
@@ -111,6 +111,15 @@ def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterat
             yield rest  # the last line has no line end
     if limits.tally is not None:
         limits.tally.bytes += total
+
+
+def _read(f, n: int) -> bytes:
+    """A block; a gzip file that is damaged or over its compression ratio
+    is :class:`Slow`, so the exact reader says so with the line."""
+    try:
+        return f.read(n)
+    except InputError:
+        raise Slow from None
 
 
 def _parse_block(data: bytes) -> tuple[list, list]:
