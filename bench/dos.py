@@ -15,6 +15,7 @@ import argparse
 import gzip
 import json
 import os
+import random
 
 CORPUS = "".join(json.dumps({"id": f"d{i}", "text": f"document {i}"}) + "\n" for i in range(10))
 RUN = json.dumps({"query_id": "q0", "ranking": ["d0"]}) + "\n"
@@ -102,8 +103,105 @@ def bm25_ties(out: str, docs: int = 25_000, questions: int = 8_000) -> None:
     _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
 
 
+# ---------------------------------------------------------------- the worst that passes the default limits
+
+
+def worst_gzip_jsonl(out: str, size: int = 1_000_000) -> None:
+    """1 MB of `.jsonl.gz` questions compressed just under max_compression_ratio (8)."""
+    rnd = random.Random(1)
+    data, lines = b"", []
+    while True:
+        lines.append(json.dumps({"query_id": f"{rnd.getrandbits(48):012x}", "query": "x",
+                                 "relevant": {"d1": 1}}) + "\n")
+        if len(lines) % 20_000 == 0:
+            data = gzip.compress("".join(lines).encode(), 9, mtime=0)
+            if len(data) >= size:
+                break
+    _case(out, "worst-gzip-jsonl", "gold: gold.jsonl.gz\nrun: run.jsonl\n", {"gold.jsonl.gz": data})
+
+
+def worst_gzip_yaml(out: str) -> None:
+    """A `.yaml.gz` gold set of 4 MiB (the most a YAML document may be), ratio
+    about 7: refused, a compressed document keeps to 8 // 3 = 2."""
+    rnd = random.Random(2)
+    text, n = [], 0
+    while n < 4 * 1024**2 - 64:
+        line = f"- {{query_id: q{rnd.getrandbits(32):08x}, relevant: {{d1: 1}}}}\n"
+        text.append(line)
+        n += len(line)
+    data = gzip.compress(("queries:\n" + "".join(text[:-1])).encode(), 9, mtime=0)
+    _case(out, "worst-gzip-yaml", "gold: gold.yaml.gz\nrun: run.jsonl\n", {"gold.yaml.gz": data})
+
+
+# What 1 MB of a compressed YAML or JSON document may decompress to: 2 x 1 MB + 256 KiB.
+DOCUMENT_BOUND = 2 * 1_000_000 + 256 * 1024
+
+
+def worst_document_yaml(out: str, size: int = DOCUMENT_BOUND) -> None:
+    """YAML gold of small nodes, as large as 1 MB of `.yaml.gz` may hold."""
+    text, n, i = ["queries:\n"], 9, 0
+    while True:
+        line = f"- {{query_id: q{i:08x}, relevant: {{d1: 1}}}}\n"
+        if n + len(line) > size:
+            break
+        text.append(line)
+        n += len(line)
+        i += 1
+    _case(out, "worst-document-yaml", "gold: gold.yaml\nrun: run.jsonl\n", {"gold.yaml": "".join(text)})
+
+
+def worst_document_qrels(out: str, size: int = DOCUMENT_BOUND) -> None:
+    """qrels-json with escaped keys, as large as 1 MB of `.json.gz` may hold."""
+    escaped_qrels(out, size)
+    os.replace(os.path.join(out, "escaped-qrels"), os.path.join(out, "worst-document-qrels"))
+
+
+def worst_bm25(out: str, docs: int = 15_000, questions: int = 8_000) -> None:
+    """1 MB: every document holds the two terms of every question (the
+    second posting list is added in Python), until the work budget."""
+    folder = os.path.join(out, "worst-bm25")
+    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": "x y"}) + "\n" for i in range(docs)))
+    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "query": f"x y {i}", "relevant": {"d1": 1}})
+                                         + "\n" for i in range(questions)))
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
+
+
+def worst_vocabulary(out: str, size: int = 1_000_000) -> None:
+    """1 MB corpus of distinct tokens for BM25's index."""
+    folder = os.path.join(out, "worst-vocabulary")
+    words = (f"w{i:x}" for i in range(10**8))
+    lines, n, i = [], 0, 0
+    while n < size:
+        line = json.dumps({"id": f"d{i}", "text": " ".join(next(words) for _ in range(100))}) + "\n"
+        lines.append(line)
+        n += len(line)
+        i += 1
+    _write(folder, "corpus.jsonl", "".join(lines[:-1]))
+    _write(folder, "gold.jsonl", json.dumps({"query_id": "q0", "query": "w1 w2", "relevant": {"d1": 1}}) + "\n")
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
+
+
+def worst_gzip_corpus(out: str, size: int = 850_000) -> None:
+    """1 MB `.jsonl.gz` corpus for BM25, words from 4,096, ratio about 7."""
+    rnd = random.Random(3)
+    lines: list[str] = []
+    data = b""
+    while len(data) < size:
+        for _ in range(5000):
+            words = " ".join(f"t{rnd.getrandbits(12):03x}" for _ in range(40))
+            lines.append(json.dumps({"id": f"d{len(lines)}", "text": words}) + "\n")
+        data = gzip.compress("".join(lines).encode(), 9, mtime=0)
+    folder = os.path.join(out, "worst-gzip-corpus")
+    _write(folder, "corpus.jsonl.gz", data)
+    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "query": f"t{i:03x} t{i + 1:03x}",
+                                                     "relevant": {"d1": 1}}) + "\n" for i in range(2000)))
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl.gz\ngold: gold.jsonl\n")
+
+
 CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
-                                                   gzip_corpus, bm25_ties)}
+                                                   gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_yaml,
+                                                   worst_document_yaml, worst_document_qrels, worst_bm25,
+                                                   worst_vocabulary, worst_gzip_corpus)}
 
 
 def main() -> None:
