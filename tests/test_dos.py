@@ -8,6 +8,8 @@ scans count the characters they pass over.
 
 import json
 
+import pytest
+
 from rag_corpus_check import problems as P
 from rag_corpus_check.inputs import foreign
 from rag_corpus_check.inputs import gold as gold_reader
@@ -328,3 +330,74 @@ def test_a_gold_document_of_invalid_questions_is_described_up_to_the_cap(tmp_pat
     assert problems.error_count() == 3000 and list(gold.queries) == ["ok"]
     first = problems.items[0]
     assert first.line == 2 and first.message.startswith("queries[0].relevant.d1: expected integer")
+
+
+# ---------------------------------------------------------------- the bound, per stored byte
+
+
+def _bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "dos.py"
+    spec = importlib.util.spec_from_file_location("dos_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# bench/dos.py's hostile inputs, a quarter of the size measured in the README
+# (the counters are linear: what holds per byte here holds at 1 MB).
+WORST = {
+    "json-gold": ("json_gold", {"size": 250_000}),
+    "escaped-qrels": ("escaped_qrels", {"size": 250_000}),
+    "gzip-invalid": ("gzip_invalid", {}),
+    "gzip-corpus": ("gzip_corpus", {"lines": 40_960}),
+    "bm25-ties": ("bm25_ties", {"docs": 6000, "questions": 2000}),
+    "worst-bm25": ("worst_bm25", {"docs": 4000, "questions": 2000}),
+    "worst-gzip-jsonl": ("worst_gzip_jsonl", {"size": 250_000}),
+    "worst-vocabulary": ("worst_vocabulary", {"size": 250_000}),
+    "worst-gzip-corpus": ("worst_gzip_corpus", {"size": 200_000}),
+    "worst-document-yaml": ("worst_document_yaml", {"size": 560_000}),
+}
+
+
+@pytest.mark.parametrize("case", list(WORST))
+def test_hostile_input_does_work_bounded_by_its_stored_size(tmp_path, capsys, monkeypatch, case):
+    """Every counted kind of work is bounded by the bytes stored: decompressed
+    bytes (8x, a document's 2x, + 256 KiB), BM25 work (4M + 8 a byte),
+    jsonschema validations (the 50 errors listed a file, + 2). The README
+    ("Limits and worst cases") gives the measured cost of a unit of each, so
+    1 MB of any input is at most ~7 CPU-s and ~0.3 GB here."""
+    from rag_corpus_check import schemas
+    from rag_corpus_check.cli import main
+    from rag_corpus_check.retrieve import BM25Index
+
+    name, kwargs = WORST[case]
+    getattr(_bench(), name)(str(tmp_path), **kwargs)
+    folder = tmp_path / case
+    stored = sum(f.stat().st_size for f in folder.iterdir() if f.name != ".rag-corpus-check.yml")
+    unpacked = Unpacked(monkeypatch)
+    work, validations = [0], [0]
+    spend, validator = BM25Index._spend, schemas.validator
+
+    def counted_spend(index, n):
+        work[0] += n
+        return spend(index, n)
+
+    def counted_validator(*args, **kwargs):
+        validations[0] += 1
+        return validator(*args, **kwargs)
+
+    monkeypatch.setattr(BM25Index, "_spend", counted_spend)
+    monkeypatch.setattr(schemas, "validator", counted_validator)
+    monkeypatch.chdir(folder)
+    code = main(["--quiet", "--no-github", "--output", "out/r.json", "--summary-file", "out/s.md"])
+    capsys.readouterr()
+    assert code in (0, 1, 2)
+    packed = sum(f.stat().st_size for f in folder.iterdir() if f.name.endswith(".gz"))
+    # Twice at most: a fast reader that meets the limit hands the file to the
+    # exact reader, which reads it again to the limit to name the line.
+    assert unpacked.total <= 2 * (8 * packed + 256 * 1024 + 8 * 128 * 1024), (unpacked.total, packed)
+    assert work[0] <= 4_000_000 + 8 * stored + 20_000, (work[0], stored)  # + the last question's candidates
+    assert validations[0] <= 2 * (50 + 2), validations[0]  # two files at most are invalid here
