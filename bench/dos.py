@@ -1,10 +1,10 @@
 """Hostile inputs built to cost the most per byte, one folder each, with a
-config (``.rag-corpus-check.yml``) — the attacks of README "Limits and worst
-cases", measured with:
+config (``.rag-corpus-check.yml``) — the attacks and the worst cases of README
+"Limits and worst cases", measured from the repository's top with:
 
     python bench/dos.py /tmp/dos
-    for d in /tmp/dos/*/; do (cd $d && PYTHONPATH=$PWD/check /usr/bin/time -f "$d %U+%S s %M KB" \\
-        python -m rag_corpus_check --quiet --no-github --output r.json --summary-file s.md); done
+    for d in /tmp/dos/*/; do (cd "$d" && PYTHONPATH="$OLDPWD/check" /usr/bin/time -f "$d %U+%S s %M KB" \\
+        python -m rag_corpus_check --quiet --no-github --output out/r.json --summary-file out/s.md); done
 
 Same arguments, same bytes.
 """
@@ -133,6 +133,18 @@ def worst_gzip_yaml(out: str) -> None:
     _case(out, "worst-gzip-yaml", "gold: gold.yaml.gz\nrun: run.jsonl\n", {"gold.yaml.gz": data})
 
 
+def worst_gzip_lines(out: str, size: int = 1_000_000) -> None:
+    """1 MB of `.jsonl.gz` blank lines of random spaces, tabs and CRs: the
+    most lines a compressed byte can hold under the ratio."""
+    rnd = random.Random(4)
+    lines: list[str] = []
+    data = b""
+    while len(data) < size:
+        lines += ["".join(rnd.choice(" \t\r") for _ in range(rnd.randint(0, 12))) + "\n" for _ in range(50_000)]
+        data = gzip.compress("".join(lines).encode(), 9, mtime=0)
+    _case(out, "worst-gzip-lines", "gold: gold.jsonl.gz\nrun: run.jsonl\n", {"gold.jsonl.gz": data})
+
+
 # What 1 MB of a compressed YAML or JSON document may decompress to: 2 x 1 MB + 256 KiB.
 DOCUMENT_BOUND = 2 * 1_000_000 + 256 * 1024
 
@@ -199,7 +211,7 @@ def worst_gzip_corpus(out: str, size: int = 850_000) -> None:
 
 
 CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
-                                                   gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_yaml,
+                                                   gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_lines, worst_gzip_yaml,
                                                    worst_document_yaml, worst_document_qrels, worst_bm25,
                                                    worst_vocabulary, worst_gzip_corpus)}
 

@@ -241,13 +241,13 @@ def test_gzip_gold_files_are_held_to_the_ratio_together(tmp_path, capsys, monkey
     # Per file, each of these 12 gold files is within the allowance; together they are not.
     import gzip
 
-    files = {f"g{j}.jsonl.gz": gzip.compress(b"\n" * 100_000, 9, mtime=0) for j in range(12)}
+    files = {f"g{j}.jsonl.gz": gzip.compress(b"\n" * 12_000, 9, mtime=0) for j in range(12)}  # 16 bytes a line
     _tree(tmp_path, f"gold: [{', '.join(files)}]\n", files)
     unpacked = Unpacked(monkeypatch)
     code, problems = _check(tmp_path, capsys, monkeypatch)
     assert code == 2 and problems[0]["kind"] == "limit", problems
     assert "in the gold files together" in problems[0]["message"] and "max_compression_ratio" in problems[0]["message"]
-    assert unpacked.total < 12 * 100_000
+    assert problems[0]["file"] == "g1.jsonl.gz" and unpacked.total < 4 * 12_000  # two files, each read twice at most
 
 
 def test_the_new_limits_are_rules_the_base_holds(tmp_path):
