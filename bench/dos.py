@@ -145,6 +145,12 @@ def worst_gzip_lines(out: str, size: int = 1_000_000) -> None:
     _case(out, "worst-gzip-lines", "gold: gold.jsonl.gz\nrun: run.jsonl\n", {"gold.jsonl.gz": data})
 
 
+def worst_invalid_yaml(out: str, size: int = 1_040_000) -> None:
+    """YAML gold of 27,000 questions whose grade is not a number."""
+    text = "queries:\n" + "".join(f"- {{query_id: q{i}, relevant: {{d1: x}}}}\n" for i in range(size // 38))
+    _case(out, "worst-invalid-yaml", "gold: gold.yaml\nrun: run.jsonl\n", {"gold.yaml": text})
+
+
 # What 1 MB of a compressed YAML or JSON document may decompress to: 2 x 1 MB + 256 KiB.
 DOCUMENT_BOUND = 2 * 1_000_000 + 256 * 1024
 
@@ -211,7 +217,7 @@ def worst_gzip_corpus(out: str, size: int = 850_000) -> None:
 
 
 CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
-                                                   gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_lines, worst_gzip_yaml,
+                                                   gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_lines, worst_gzip_yaml, worst_invalid_yaml,
                                                    worst_document_yaml, worst_document_qrels, worst_bm25,
                                                    worst_vocabulary, worst_gzip_corpus)}
 
