@@ -145,8 +145,8 @@ def worst_gzip_lines(out: str, size: int = 1_000_000) -> None:
     _case(out, "worst-gzip-lines", "gold: gold.jsonl.gz\nrun: run.jsonl\n", {"gold.jsonl.gz": data})
 
 
-def worst_invalid_yaml(out: str, size: int = 1_040_000) -> None:
-    """YAML gold of 27,000 questions whose grade is not a number."""
+def worst_invalid_yaml(out: str, size: int = 1_000_000) -> None:
+    """YAML gold of 26,000 questions whose grade is not a number (1.04 MB)."""
     text = "queries:\n" + "".join(f"- {{query_id: q{i}, relevant: {{d1: x}}}}\n" for i in range(size // 38))
     _case(out, "worst-invalid-yaml", "gold: gold.yaml\nrun: run.jsonl\n", {"gold.yaml": text})
 
