@@ -149,6 +149,7 @@ def _read_golds(out: Inputs, sources: list[Source], limits: Limits, problems: P.
     shared = limits.of_kind("the gold files")
     golds, questions, labels = [], 0, 0
     for source in sources:
+        limits_before = _limit_count(problems)
         gold = _read(out, source, problems, read_gold, shared, problems)
         golds.append(gold)
         if gold is not None:
@@ -159,15 +160,15 @@ def _read_golds(out: Inputs, sources: list[Source], limits: Limits, problems: P.
             problems.add(P.LIMIT, f"more than {limits.max_records} {what} in the gold files together (raise "
                          "`limits.max_records` in the config if this is intended)", file=source.display)
             return None
-        if _over_limit(problems):
-            return None  # a limit ended a file: the next ones would only add to it
+        if _limit_count(problems) > limits_before:
+            return None  # a limit ended this file: the next ones would only add to it
     if any(gold is None for gold in golds):
         return None
     return merge_gold(golds, problems)
 
 
-def _over_limit(problems: P.Problems) -> bool:
-    return any(p.kind == P.LIMIT for p in problems.errors)
+def _limit_count(problems: P.Problems) -> int:
+    return sum(p.kind == P.LIMIT for p in problems.items)
 
 
 def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, problems: P.Problems) -> None:
