@@ -155,7 +155,7 @@ class Gunzip:
                     if self.divisor > 1 else "")
         return InputError(
             "limit", f"decompresses to more than {ratio} times its compressed size{self.limits.together()} "
-            f"({unpacked} bytes, a short line counted as {LINE_COST}, from the first {packed}){document}: a gzip bomb? (raise "
+            f"({unpacked} bytes counted from the first {packed} compressed){document}: a gzip bomb? (raise "
             "`limits.max_compression_ratio` in the config if this is intended)", file=self.display)
 
     def fileno(self) -> int:
