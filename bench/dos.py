@@ -174,14 +174,21 @@ def worst_document_qrels(out: str, size: int = DOCUMENT_BOUND) -> None:
     os.replace(os.path.join(out, "escaped-qrels"), os.path.join(out, "worst-document-qrels"))
 
 
-def worst_bm25(out: str, docs: int = 15_000, questions: int = 8_000) -> None:
-    """1 MB: every document holds the two terms of every question (the
-    second posting list is added in Python), until the work budget."""
-    folder = os.path.join(out, "worst-bm25")
-    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": "x y"}) + "\n" for i in range(docs)))
-    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "query": f"x y {i}", "relevant": {"d1": 1}})
+def worst_bm25(out: str, docs: int = 15_000, questions: int = 8_000, terms: int = 2) -> None:
+    """1 MB: every document holds the terms of every question (all but the
+    longest posting list are added in Python), until the work budget."""
+    name = "worst-bm25" if terms == 2 else f"worst-bm25-{terms}"
+    folder = os.path.join(out, name)
+    words = " ".join("abcdefghijklmnop"[:terms])
+    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": words}) + "\n" for i in range(docs)))
+    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "query": f"{words} {i}", "relevant": {"d1": 1}})
                                          + "\n" for i in range(questions)))
     _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
+
+
+def worst_bm25_8(out: str) -> None:
+    """As worst_bm25 with eight terms (seven posting lists added in Python)."""
+    worst_bm25(out, docs=12_000, questions=6_000, terms=8)
 
 
 def worst_vocabulary(out: str, size: int = 1_000_000) -> None:
@@ -218,7 +225,7 @@ def worst_gzip_corpus(out: str, size: int = 850_000) -> None:
 
 CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
                                                    gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_lines, worst_gzip_yaml, worst_invalid_yaml,
-                                                   worst_document_yaml, worst_document_qrels, worst_bm25,
+                                                   worst_document_yaml, worst_document_qrels, worst_bm25, worst_bm25_8,
                                                    worst_vocabulary, worst_gzip_corpus)}
 
 

@@ -248,9 +248,13 @@ class BM25Index:
             ranked = sorted((-s, ids[d]) for d, s in scores.items())
         else:
             cut = heapq.nlargest(depth, scores.values())[-1]
-            ranked = sorted((-s, ids[d]) for d, s in scores.items() if s > cut)
-            tied = heapq.nsmallest(depth - len(ranked), (ids[d] for d, s in scores.items() if s == cut))
-            ranked += [(-cut, doc_id) for doc_id in tied]
+            items = [(s, d) for d, s in scores.items() if s >= cut]  # depth of them, unless ties at the cut
+            if len(items) <= depth:
+                ranked = sorted((-s, ids[d]) for s, d in items)
+            else:
+                ranked = sorted((-s, ids[d]) for s, d in items if s > cut)
+                tied = heapq.nsmallest(depth - len(ranked), (ids[d] for s, d in items if s == cut))
+                ranked += [(-cut, doc_id) for doc_id in tied]
         return [(-neg, doc_id) for neg, doc_id in ranked if neg < 0]
 
     def search(self, query: str, depth: int | None = None) -> list[str]:
