@@ -211,9 +211,9 @@ class Unpacked:
         self.total = 0
         real = content.Gunzip._count
 
-        def count(gz, data):
+        def count(gz, data, extra=0):
             self.total += len(data)
-            return real(gz, data)
+            return real(gz, data, extra)
 
         monkeypatch.setattr(content.Gunzip, "_count", count)
 

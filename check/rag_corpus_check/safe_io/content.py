@@ -36,6 +36,7 @@ DOCUMENT_RATIO_DIVISOR = 3
 # parse): towards the ratio, a short line counts as LINE_COST bytes, so a gzip
 # of blank or two-byte lines ends as soon as one of long lines would.
 LINE_COST = 16
+PIECE = 1024 * 1024  # a long line or a document is decompressed and counted this much at a time
 
 
 def compressed(display: str) -> bool:
@@ -141,8 +142,8 @@ class Gunzip:
         self.unpacked = 0
         self.gz = gzip.GzipFile(fileobj=self.tee, mode="rb")  # type: ignore[call-overload]
 
-    def _count(self, data: bytes) -> bytes:
-        self.unpacked += len(data)
+    def _count(self, data: bytes, extra: int = 0) -> bytes:
+        self.unpacked += len(data) + extra
         t, ratio = self.limits.tally, max(1, self.limits.max_compression_ratio // self.divisor)
         packed = self.tee.count + (t.packed if t is not None else 0)
         unpacked = self.unpacked + (t.unpacked if t is not None else 0)
@@ -162,18 +163,35 @@ class Gunzip:
         return self.raw.fileno()
 
     def read(self, n: int = -1) -> bytes:
+        left = n if n >= 0 else sys.maxsize
+        pieces = []
         try:
-            return self._count(self.gz.read(n))
+            while left > 0 and (piece := self.gz.read(min(left, PIECE))):
+                pieces.append(self._count(piece))
+                left -= len(piece)
         except (OSError, EOFError, zlib.error) as exc:
             raise self._damaged(exc) from None
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
     def readline(self, n: int = -1) -> bytes:
+        """A line of at most ``n`` bytes, decompressed a piece of at most
+        :data:`PIECE` at a time and each piece counted, so a 16 MiB line of
+        zeros ends at the ratio, not after the whole line."""
+        left = n if n >= 0 else sys.maxsize
+        pieces = []
         try:
-            line = self.gz.readline(n)
-            self.unpacked += max(0, LINE_COST - len(line)) if line else 0
-            return self._count(line)
+            while left > 0:
+                piece = self.gz.readline(min(left, PIECE))
+                pieces.append(self._count(piece))
+                left -= len(piece)
+                if not piece or piece.endswith(b"\n"):
+                    break
         except (OSError, EOFError, zlib.error) as exc:
             raise self._damaged(exc) from None
+        line = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        if line:
+            self._count(b"", max(0, LINE_COST - len(line)))
+        return line
 
     def _damaged(self, exc: Exception) -> InputError:
         why = "it ends before its end (truncated)" if isinstance(exc, EOFError) else "it is not valid gzip data"
