@@ -152,19 +152,31 @@ def _read_golds(out: Inputs, sources: list[Source], limits: Limits, problems: P.
         limits_before = _limit_count(problems)
         gold = _read(out, source, problems, read_gold, shared, problems)
         golds.append(gold)
-        if gold is not None:
-            questions += len(gold.queries)
-            labels += sum(len(q.relevant) for q in gold.queries.values())
-        if max(questions, labels) > limits.max_records:
-            what = "questions" if questions > limits.max_records else "labels"
-            problems.add(P.LIMIT, f"more than {limits.max_records} {what} in the gold files together (raise "
-                         "`limits.max_records` in the config if this is intended)", file=source.display)
-            return None
-        if _limit_count(problems) > limits_before:
+        questions, labels = questions + _questions(gold), labels + _labels(gold)
+        if _over_total(questions, labels, limits, source, problems) or _limit_count(problems) > limits_before:
             return None  # a limit ended this file: the next ones would only add to it
     if any(gold is None for gold in golds):
         return None
     return merge_gold(golds, problems)
+
+
+def _questions(gold: Gold | None) -> int:
+    return len(gold.queries) if gold is not None else 0
+
+
+def _labels(gold: Gold | None) -> int:
+    return sum(len(q.relevant) for q in gold.queries.values()) if gold is not None else 0
+
+
+def _over_total(questions: int, labels: int, limits: Limits, source: Source, problems: P.Problems) -> bool:
+    """Whether the gold files so far hold more questions or labels than
+    ``max_records`` (a problem at the file that went over)."""
+    if max(questions, labels) <= limits.max_records:
+        return False
+    what = "questions" if questions > limits.max_records else "labels"
+    problems.add(P.LIMIT, f"more than {limits.max_records} {what} in the gold files together (raise "
+                 "`limits.max_records` in the config if this is intended)", file=source.display)
+    return True
 
 
 def _limit_count(problems: P.Problems) -> int:

@@ -170,16 +170,22 @@ def _document_errors(doc: dict, file: str, problems: P.Problems, reported: set[i
     for err in errors("gold", shell):
         yield None, err
     for i, q in enumerate(queries):
-        plain = _plain(q)
-        if i in reported or gold_query(plain):
-            continue
-        verdict = quick_check("gold", plain, "#/$defs/query") if problems.full(file) else None
-        if verdict is False:
-            yield i, None
-        elif verdict is None:
-            for err in errors("gold", q, "#/$defs/query"):
-                err.path.extendleft((i, "queries"))  # as the whole document's validation would name it
-                yield i, err
+        if i not in reported:
+            yield from _question_errors(i, q, file, problems)
+
+
+def _question_errors(i: int, q, file: str, problems: P.Problems):
+    """:func:`_document_errors` of question ``i``."""
+    plain = _plain(q)
+    if gold_query(plain):
+        return
+    verdict = quick_check("gold", plain, "#/$defs/query") if problems.full(file) else None
+    if verdict is False:
+        yield i, None
+    elif verdict is None:
+        for err in errors("gold", q, "#/$defs/query"):
+            err.path.extendleft((i, "queries"))  # as the whole document's validation would name it
+            yield i, err
 
 
 def _question_index(path: list) -> int | None:

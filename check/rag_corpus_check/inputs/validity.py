@@ -28,18 +28,25 @@ def schema_ok(problems: P.Problems, schema: tuple[str, str], record, file: str, 
     gzip took 33 CPU-s, nearly all in jsonschema)."""
     if fast is not None and fast(record):
         return True
-    if problems.full(file):  # no more are listed: counted, not described ("... N more in file")
-        verdict = quick_check(schema[0], record, schema[1])
-        if verdict is not None:
-            if not verdict:
-                problems.add(P.SCHEMA, "invalid record (not described: the file has more problems than are "
-                             "listed)", file=file, line=line, id=record_id(record))
-            return verdict
+    verdict = _counted(problems, schema, record, file, line) if problems.full(file) else None
+    if verdict is not None:
+        return verdict
     errs = errors(schema[0], record, schema[1])
     for err in errs:
         ln = line_of(doc_for_lines, error_path(err)) if doc_for_lines is not None else line
         problems.add(P.SCHEMA, describe_error(err), file=file, line=ln or line, id=record_id(record))
     return not errs
+
+
+def _counted(problems: P.Problems, schema: tuple[str, str], record, file: str, line: int | None) -> bool | None:
+    """Past the errors listed for ``file``: whether ``record`` is valid by the
+    quick check, an invalid one counted ("... N more in file"); None when
+    only jsonschema can tell."""
+    verdict = quick_check(schema[0], record, schema[1])
+    if verdict is False:
+        problems.add(P.SCHEMA, "invalid record (not described: the file has more problems than are listed)",
+                     file=file, line=line, id=record_id(record))
+    return verdict
 
 
 def trec_id_problem(problems: P.Problems, value: str, what: str, file: str, line: int) -> bool:

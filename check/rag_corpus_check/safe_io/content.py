@@ -87,9 +87,7 @@ def read_bytes(real: str, display: str, max_bytes: int, hasher=None, ceiling: in
     ``hasher`` is fed the bytes on disk, so provenance needs no second read.
     With ``limits`` (and its tally), ``max_bytes`` is what the kind's files
     read before left of ``max_file_bytes``, and the bytes read are counted."""
-    if limits is not None:
-        max_bytes = min(max_bytes, limits.max_file_bytes - limits.used()[0])
-    cap = max(0, min(max_bytes, ceiling))
+    cap = max(0, min(_left(max_bytes, limits), ceiling))
     f, feed = open_input(real, display, sys.maxsize, hasher, limits, document=True)  # the cap below: better message
     with f:
         size = os.fstat(f.fileno()).st_size if feed is not None else 0  # gzip: what it holds is unknown
@@ -98,9 +96,14 @@ def read_bytes(real: str, display: str, max_bytes: int, hasher=None, ceiling: in
             raise _refused(f, _too_big(display, max(size, len(data)), cap, feed is None, cap == ceiling))
         if feed is not None:
             feed.update(data)
-        if limits is not None and limits.tally is not None:
-            limits.tally.bytes += len(data)
+        if limits is not None:
+            limits.charge(len(data))
         return data
+
+
+def _left(max_bytes: int, limits: Limits | None) -> int:
+    """``max_bytes``, and no more than what the kind's files read before left of ``max_file_bytes``."""
+    return max_bytes if limits is None else min(max_bytes, limits.max_file_bytes - limits.used()[0])
 
 
 def _too_big(display: str, size: int, cap: int, decompressed: bool, document_cap: bool) -> InputError:

@@ -152,9 +152,7 @@ def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tup
                                             f"{limits.together()}", display, lineno))
                 yield lineno, raw
     finally:
-        if limits.tally is not None:
-            limits.tally.bytes += total
-            limits.tally.records += lineno if isinstance(f, Gunzip) else records
+        limits.charge(total, lineno if isinstance(f, Gunzip) else records)
 
 
 def _readline(f, n: int, lineno: int) -> bytes:

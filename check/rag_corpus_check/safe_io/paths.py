@@ -80,6 +80,12 @@ class Limits:
         t = self.tally
         return (t.bytes, t.records) if t is not None else (0, 0)
 
+    def charge(self, n_bytes: int, records: int = 0) -> None:
+        """Count what a file of this kind read (nothing without a tally)."""
+        if self.tally is not None:
+            self.tally.bytes += n_bytes
+            self.tally.records += records
+
     def together(self) -> str:
         """How a message names the files a total is over ("" for one file)."""
         t = self.tally

@@ -81,8 +81,7 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
             raise Slow
         yield lineno, raw_lines, values
         lineno += n
-    if limits.tally is not None:  # read to the end (a reader that gives up resets the tally)
-        limits.tally.records += lineno - 1
+    limits.charge(0, lineno - 1)  # read to the end (a reader that gives up resets the tally)
 
 
 def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[bytes]:
@@ -109,8 +108,7 @@ def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterat
             rest = chunk[cut:]
         if rest:
             yield rest  # the last line has no line end
-    if limits.tally is not None:
-        limits.tally.bytes += total
+    limits.charge(total)
 
 
 def _read(f, n: int) -> bytes:
