@@ -48,11 +48,11 @@ def json_gold(out: str, size: int = 1_070_000) -> None:
     _case(out, "json-gold", "gold: gold.json\nrun: run.jsonl\n", {"gold.json": text})
 
 
-def escaped_qrels(out: str, size: int = 1_100_000) -> None:
+def escaped_qrels(out: str, size: int = 1_100_000, name: str = "escaped-qrels") -> None:
     """pytrec_eval qrels with ids written with `\\u` escapes json.dumps does not write."""
     n = size // 31
     body = ",\n".join(f'"\\u0071{i}": {{"\\u0064{i % 10}": 1}}' for i in range(n))
-    _case(out, "escaped-qrels", "gold: qrels.json\nrun: run.jsonl\nformats: {gold: qrels-json}\n",
+    _case(out, name, "gold: qrels.json\nrun: run.jsonl\nformats: {gold: qrels-json}\n",
           {"qrels.json": "{\n" + body + "\n}\n"})
 
 
@@ -170,8 +170,7 @@ def worst_document_yaml(out: str, size: int = DOCUMENT_BOUND) -> None:
 
 def worst_document_qrels(out: str, size: int = DOCUMENT_BOUND) -> None:
     """qrels-json with escaped keys, as large as 1 MB of `.json.gz` may hold."""
-    escaped_qrels(out, size)
-    os.replace(os.path.join(out, "escaped-qrels"), os.path.join(out, "worst-document-qrels"))
+    escaped_qrels(out, size, "worst-document-qrels")
 
 
 def worst_bm25(out: str, docs: int = 15_000, questions: int = 8_000, terms: int = 2) -> None:
