@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.measures import MAX_K, ORDER, Measure, Options, headline, parse_measure
@@ -35,7 +36,7 @@ def add_tree_arguments(parser) -> None:
     parser.add_argument("--root", default=".", help="repository root (default: current directory)")
 # The `limits:` a config may set: the input limits (safe_io.Limits) and the
 # retriever's bounds (retrieve.Bounds), by their field names.
-FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records")
+FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records", "max_compression_ratio")
 BOUND_LIMITS = tuple(f.name for f in dataclasses.fields(Bounds))
 LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS
 
@@ -102,7 +103,8 @@ class Config:
 
     def set_limits(self, values: dict[str, int]) -> None:
         """Replace the limits named in ``values`` (LIMIT_NAMES)."""
-        self.limits = dataclasses.replace(self.limits, **{k: v for k, v in values.items() if k in FILE_LIMITS})
+        files: dict[str, Any] = {k: v for k, v in values.items() if k in FILE_LIMITS}
+        self.limits = dataclasses.replace(self.limits, **files)
         self.bounds = dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS})
 
     @property

@@ -81,12 +81,18 @@ class Problems:
         key = (file, severity)
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
-        if n > self.per_file_cap:
+        if n > self.per_file_cap and kind != LIMIT:  # a limit ends a file: one each, always listed
             label = f"{file or '-'} ({severity}s)"
             self.dropped[label] = self.dropped.get(label, 0) + 1
             return
         self._listed.add(same)
         self.items.append(Problem(kind, message, file, line, safe_id(id) if id is not None else None, severity))
+
+    def full(self, file: str | None) -> bool:
+        """Whether ``file`` has as many errors as are listed: a reader may
+        then stop describing its records (jsonschema's words cost ~0.3 ms
+        a record) and add a short problem, which is only counted."""
+        return self._counts.get((file, ERROR), 0) >= self.per_file_cap
 
     def add_input_error(self, exc) -> None:
         """A reader's :class:`safe_io.InputError` (kind, message, file, line)."""

@@ -3,6 +3,7 @@ is read, or the configured retriever command."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable
 
@@ -71,6 +72,7 @@ class Retriever:
     def _bm25(self, questions: list[tuple[str, str]], gold: Gold, problems: P.Problems) -> Run | None:
         index = self.index
         assert index is not None
+        index.input_bytes = stored_bytes(self.cfg)
         index.finish()
         run = Run(file=BM25_FILE, format="bm25")
         progress = current_progress()
@@ -126,6 +128,16 @@ class Retriever:
             except InputError as exc:
                 problems.add(exc.kind, exc.message, file=exc.file, line=exc.line)
                 return None
+
+
+def stored_bytes(cfg: Config) -> int | None:
+    """The size on disk of the files BM25's text comes from (corpus, gold
+    files, BEIR queries): its work budget is per byte as stored."""
+    try:
+        return sum(os.stat(os.path.join(cfg.base_dir, rel)).st_size
+                   for rel in (cfg.corpus, *cfg.gold_files, cfg.queries) if rel is not None)
+    except (OSError, ValueError):
+        return None
 
 
 def _questions(gold: Gold, problems: P.Problems) -> list[tuple[str, str]] | None:

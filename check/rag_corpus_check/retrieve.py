@@ -24,7 +24,10 @@ documents that contain it; no document text is kept.
 Bounds (:class:`Budget`, from ``limits:``): the index holds at most
 ``max_vocabulary`` distinct terms and ``max_index_postings`` (term, document)
 pairs; a question has at most ``max_query_tokens`` tokens; all questions
-together visit at most ``max_retrieval_work`` postings. Each ends the check
+together visit at most ``max_retrieval_work`` postings and rank at most as
+many candidates, and no more than ``max_retrieval_work_per_byte`` of these
+units of work per character of text indexed and searched for (above a floor
+of :data:`WORK_FLOOR`). Each ends the check
 with a ``limit`` problem naming the limit, instead of hours of CPU or an
 out-of-memory kill on a crafted input (README, "Limits").
 """
@@ -96,6 +99,14 @@ class Bounds:
     max_index_postings: int = 100_000_000
     max_query_tokens: int = 1024
     max_retrieval_work: int = 500_000_000
+    # Work per character of text indexed and searched for (documents' title
+    # and text, questions): what ties the worst case to the input's size.
+    max_retrieval_work_per_byte: int = 8
+
+
+# Work every input may take whatever its size (a small corpus with many
+# questions): ~2 CPU-s at ~0.3 µs a unit of work.
+WORK_FLOOR = 4_000_000
 
 
 class Budget(Exception):
@@ -115,7 +126,9 @@ class BM25Index:
     params: BM25Params = field(default_factory=BM25Params)
     bounds: Bounds = field(default_factory=Bounds)
     postings: int = 0  # (term, document) pairs indexed
-    work: int = 0  # postings visited by the searches so far
+    work: int = 0  # postings visited and candidates ranked by the searches so far
+    text_chars: int = 0  # characters of the documents indexed and the questions searched for
+    input_bytes: int | None = None  # the size of the corpus and gold files as stored, when known
     _doc_ids: list[str] = field(default_factory=list)
     _doc_len: list[int] = field(default_factory=list)
     _tf: dict[str, tuple[array, array]] = field(default_factory=dict)  # term -> (docs, tfs)
@@ -123,6 +136,7 @@ class BM25Index:
 
     def add(self, doc_id: str, text: str) -> None:
         tokens = tokenize(text, self.params.stopword_set())
+        self.text_chars += len(text)
         idx = len(self._doc_ids)
         self._doc_ids.append(doc_id)
         self._doc_len.append(len(tokens))
@@ -191,30 +205,67 @@ class BM25Index:
         if len(tokens) > b.max_query_tokens:
             raise Budget("max_query_tokens", f"the question has {len(tokens)} tokens, more than "
                          f"{b.max_query_tokens} (limits.max_query_tokens)")
+        self.text_chars += len(query)
         postings = self._postings
         entries = [(postings[t], n) for t, n in Counter(tokens).items() if t in postings]
-        self.work += sum(len(docs) for (docs, _), _ in entries)
+        self._spend(sum(len(docs) for (docs, _), _ in entries))
+        return entries
+
+    @property
+    def work_allowed(self) -> int:
+        """The work the searches may do: ``max_retrieval_work``, and no more
+        than :data:`WORK_FLOOR` plus ``max_retrieval_work_per_byte`` per
+        character of text indexed and searched for so far, and per byte of
+        the input files as stored (``input_bytes``: a gzip corpus of 1 MB
+        gets the budget of 1 MB, not of its 8 MB of text)."""
+        b = self.bounds
+        size = self.text_chars if self.input_bytes is None else min(self.text_chars, self.input_bytes)
+        return min(b.max_retrieval_work, WORK_FLOOR + b.max_retrieval_work_per_byte * size)
+
+    def _spend(self, n: int) -> None:
+        self.work += n
+        b = self.bounds
         if self.work > b.max_retrieval_work:
             raise Budget("max_retrieval_work", f"the questions so far would make BM25 visit more "
                          f"than {b.max_retrieval_work} postings (limits.max_retrieval_work)")
-        return entries
+        if self.work > self.work_allowed:
+            raise Budget("max_retrieval_work_per_byte", f"the questions so far would make BM25 do more than "
+                         f"{self.work_allowed} units of work (postings visited and candidates ranked), over "
+                         f"{WORK_FLOOR} + {b.max_retrieval_work_per_byte} per character of the "
+                         f"{self.text_chars} indexed and searched for (and per byte of the input files as "
+                         "stored) (limits.max_retrieval_work_per_byte)")
 
     def _top(self, scores: dict[int, float], depth: int) -> list[tuple[float, str]]:
         """(score, id) of the best ``depth`` documents: score descending, ties
         by id ascending. The depth-th score is selected (a heap of ``depth``,
-        not a sort of every candidate); only the documents at or above it are
-        sorted with their ids."""
-        if len(scores) > depth:
-            cut = heapq.nlargest(depth, scores.values())[-1]
-            items = [(d, s) for d, s in scores.items() if s >= cut]
-        else:
-            items = list(scores.items())
-        ids = self._doc_ids
-        ranked = sorted((-s, ids[d]) for d, s in items if s > 0)[:depth]
-        return [(-neg, doc_id) for neg, doc_id in ranked]
+        not a sort of every candidate); the documents above it are sorted,
+        and of those tied at it only the ``depth`` smallest ids are selected
+        (a heap too: sorting every tie cost 438 CPU-s for 1.13 MB of input).
+        Each candidate counts as a unit of work."""
+        self._spend(len(scores))
+        return [(-neg, doc_id) for neg, doc_id in _best(scores, depth, self._doc_ids) if neg < 0]
 
     def search(self, query: str, depth: int | None = None) -> list[str]:
         return [doc_id for _, doc_id in self._top(self.score(query), depth or self.params.depth)]
 
     def search_scored(self, query: str, depth: int | None = None) -> list[tuple[str, float]]:
         return [(doc_id, s) for s, doc_id in self._top(self.score(query), depth or self.params.depth)]
+
+
+def _best(scores: dict[int, float], depth: int, ids: list[str]) -> list[tuple[float, str]]:
+    """(-score, id) of the best ``depth`` candidates, in ranking order."""
+    if len(scores) <= depth:
+        return sorted((-s, ids[d]) for d, s in scores.items())
+    cut = heapq.nlargest(depth, scores.values())[-1]
+    items = [(s, d) for d, s in scores.items() if s >= cut]  # depth of them, unless ties at the cut
+    if len(items) <= depth:
+        return sorted((-s, ids[d]) for s, d in items)
+    return _with_ties(items, cut, depth, ids)
+
+
+def _with_ties(items: list[tuple[float, int]], cut: float, depth: int, ids: list[str]) -> list[tuple[float, str]]:
+    """The candidates above ``cut``, then of those at it the smallest ids
+    (a heap of ``depth``: sorting every tie cost 438 CPU-s for 1.13 MB)."""
+    ranked = sorted((-s, ids[d]) for s, d in items if s > cut)
+    tied = heapq.nsmallest(depth - len(ranked), (ids[d] for s, d in items if s == cut))
+    return ranked + [(-cut, doc_id) for doc_id in tied]

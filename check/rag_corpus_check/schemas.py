@@ -191,6 +191,14 @@ def errors(name: str, instance, fragment: str = "") -> list:
     return found
 
 
+def quick_check(name: str, instance, fragment: str = "") -> bool | None:
+    """:func:`quick_verdict` of ``instance`` against a bundled schema (or a
+    fragment): True or False exactly as jsonschema would say, None where it
+    cannot tell; jsonschema is not run."""
+    schema = load_schema(name)
+    return quick_verdict(_fragment(schema, fragment), instance, schema)
+
+
 def _fragment(schema: dict, fragment: str) -> dict:
     if not fragment:
         return schema

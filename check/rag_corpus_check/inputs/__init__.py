@@ -162,11 +162,45 @@ def read_gold_set(gold: list[Source], queries: Source | None, limits: Limits, pr
 
 
 def _read_golds(out: Inputs, sources: list[Source], limits: Limits, problems: P.Problems) -> Gold | None:
-    """Every gold file (each one's digest kept), merged; None when one could not be read."""
-    golds = [_read(out, source, problems, read_gold, limits, problems) for source in sources]
+    """Every gold file (each one's digest kept), merged; None when one could
+    not be read. The files are bounded together: their bytes, lines,
+    questions and labels by the limits of one file (a list of six files of
+    999 lines passed `max_records: 1000`)."""
+    shared = limits.of_kind("the gold files")
+    golds, questions, labels = [], 0, 0
+    for source in sources:
+        limits_before = _limit_count(problems)
+        gold = _read(out, source, problems, read_gold, shared, problems)
+        golds.append(gold)
+        questions, labels = questions + _questions(gold), labels + _labels(gold)
+        if _over_total(questions, labels, limits, source, problems) or _limit_count(problems) > limits_before:
+            return None  # a limit ended this file: the next ones would only add to it
     if any(gold is None for gold in golds):
         return None
     return merge_gold(golds, problems)
+
+
+def _questions(gold: Gold | None) -> int:
+    return len(gold.queries) if gold is not None else 0
+
+
+def _labels(gold: Gold | None) -> int:
+    return sum(len(q.relevant) for q in gold.queries.values()) if gold is not None else 0
+
+
+def _over_total(questions: int, labels: int, limits: Limits, source: Source, problems: P.Problems) -> bool:
+    """Whether the gold files so far hold more questions or labels than
+    ``max_records`` (a problem at the file that went over)."""
+    if max(questions, labels) <= limits.max_records:
+        return False
+    what = "questions" if questions > limits.max_records else "labels"
+    problems.add(P.LIMIT, f"more than {limits.max_records} {what} in the gold files together (raise "
+                 "`limits.max_records` in the config if this is intended)", file=source.display)
+    return True
+
+
+def _limit_count(problems: P.Problems) -> int:
+    return sum(p.kind == P.LIMIT for p in problems.items)
 
 
 def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, problems: P.Problems) -> None:
@@ -219,14 +253,18 @@ def _read(out: Inputs, source: Source, problems: P.Problems, reader, *args, **kw
     return result
 
 
-def _fast_or_none(reader, *args, hasher=None):
+def _fast_or_none(reader, real: str, display: str, limits: Limits, hasher=None):
     """A fast reader's result, or None when it gave up (:class:`Slow`): the
-    digest then starts over for the exact reader, which reads from line 1."""
+    digest and the kind's tally then start over for the exact reader, which
+    reads from line 1."""
+    mark = limits.tally.mark() if limits.tally is not None else None
     try:
         with no_gc():
-            return reader(*args, hasher=hasher)
+            return reader(real, display, limits, hasher=hasher)
     except Slow:
         restart(hasher)
+        if limits.tally is not None and mark is not None:
+            limits.tally.reset(mark)
         return None
 
 

@@ -9,6 +9,7 @@ from rag_corpus_check.safe_io.jsontext import (
     decode_utf8,
     iter_jsonl,
     iter_text_lines,
+    json_keys,
     load_json_document,
     loads_strict,
 )
@@ -36,6 +37,6 @@ def __getattr__(name: str):
 
 __all__ = [
     "CONFIG_MAX_BYTES", "MAX_DOCUMENT_BYTES", "InputError", "LineDict", "LineList", "Limits", "Sha256",
-    "decode_utf8", "file_size", "iter_jsonl", "iter_text_lines", "line_of", "load_json_document",
+    "decode_utf8", "file_size", "iter_jsonl", "iter_text_lines", "json_keys", "line_of", "load_json_document",
     "load_yaml", "loads_strict", "compressed", "open_input", "plain_name", "open_regular", "read_bytes", "resolve_input", "restart", "sha256_file",
 ]

@@ -124,28 +124,44 @@ def _value_error(exc: ValueError) -> str:
 def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tuple[int, bytes]]:
     """``(line_number, bytes)`` of each line, split on ``\\n`` only, without
     its line ending (``\\n`` or ``\\r\\n``) and without a UTF-8 BOM on line 1.
-    Enforces the file, line and record limits; blank lines (spaces, tabs, CR)
+    Enforces the file, line and record limits (with a :class:`Tally`, on the
+    files of the kind together); blank lines (spaces, tabs, CR)
     are skipped and do not count as records (in a ``.gz`` file they do: a
     bomb of line ends must end at the limit too). ``hasher`` holds the file's
     digest once the lines are exhausted."""
-    f, feed = open_input(real, display, limits.max_file_bytes, hasher)
-    with f:
-        lineno = total = records = 0
-        while raw := f.readline(limits.max_line_bytes + 1):
-            if feed is not None:
-                feed.update(raw)
-            lineno += 1
-            total += len(raw)
-            _within(f, limits, total, raw, display, lineno)
-            if lineno > limits.max_records and isinstance(f, Gunzip):
-                raise _refused(f, _over("max_records", f"more than {limits.max_records} lines", display, lineno))
-            raw = _content(raw, display, lineno)
-            if not raw.strip(b" \t\r"):
-                continue
-            records += 1
-            if records > limits.max_records:
-                raise _refused(f, _over("max_records", f"more than {limits.max_records} records", display, lineno))
-            yield lineno, raw
+    f, feed = open_input(real, display, limits.max_file_bytes, hasher, limits)
+    seen_bytes, seen_records = limits.used()
+    lineno = total = records = 0
+    try:
+        with f:
+            while raw := _readline(f, limits.max_line_bytes + 1, lineno + 1):
+                if feed is not None:
+                    feed.update(raw)
+                lineno += 1
+                total += len(raw)
+                _within(f, limits, seen_bytes + total, raw, display, lineno)
+                if seen_records + lineno > limits.max_records and isinstance(f, Gunzip):
+                    raise _refused(f, _over("max_records", f"more than {limits.max_records} lines"
+                                            f"{limits.together()}", display, lineno))
+                raw = _content(raw, display, lineno)
+                if not raw.strip(b" \t\r"):
+                    continue
+                records += 1
+                if seen_records + records > limits.max_records:
+                    raise _refused(f, _over("max_records", f"more than {limits.max_records} records"
+                                            f"{limits.together()}", display, lineno))
+                yield lineno, raw
+    finally:
+        limits.charge(total, lineno if isinstance(f, Gunzip) else records)
+
+
+def _readline(f, n: int, lineno: int) -> bytes:
+    """A line; a gzip file's error (damaged, over its compression ratio) at that line."""
+    try:
+        return f.readline(n)
+    except InputError as exc:
+        exc.line = exc.line or lineno
+        raise
 
 
 def _over(name: str, what: str, display: str, line: int) -> InputError:
@@ -155,8 +171,9 @@ def _over(name: str, what: str, display: str, line: int) -> InputError:
 
 def _within(f, limits: Limits, total: int, raw: bytes, display: str, lineno: int) -> None:
     if total > limits.max_file_bytes:
-        raise _refused(f, _over("max_file_bytes", f"file is over the limit of {limits.max_file_bytes} bytes",
-                                display, lineno))
+        what = (f"more than {limits.max_file_bytes} bytes{limits.together()}" if limits.together()
+                else f"file is over the limit of {limits.max_file_bytes} bytes")
+        raise _refused(f, _over("max_file_bytes", what, display, lineno))
     if len(raw) > limits.max_line_bytes and not raw.endswith(b"\n"):
         raise _refused(f, _over("max_line_bytes", f"line is longer than {limits.max_line_bytes} bytes", display,
                                 lineno))
@@ -203,10 +220,32 @@ def iter_text_lines(
         yield lineno, decode_utf8(raw, display, lineno)
 
 
+# A JSON string (the text was parsed already, so it is well formed), and a
+# `:` after it when it is an object key. Outside strings JSON has no `"`, so
+# matching strings one after the other from the start never misaligns.
+_STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?')
+
+
+def json_keys(text: str, start: int = 0, line: int | None = None) -> Iterator[tuple[str, int, int]]:
+    """``(key, line, end)`` of every object key of a parsed JSON ``text``
+    from ``start`` (on ``line``), in text order, keys decoded (``"\\u0064"``
+    is ``d``). One pass: each character is scanned once for strings and
+    once for line ends, so finding every key costs O(len(text))."""
+    line = text.count("\n", 0, start) + 1 if line is None else line
+    prev = start
+    for m in _STRING.finditer(text, start):
+        if m.group(2) is None:
+            continue
+        raw = m.group(1)
+        line += text.count("\n", prev, m.start())
+        prev = m.start()
+        yield (json.loads(f'"{raw}"') if "\\" in raw else raw), line, m.end()
+
+
 def load_json_document(real: str, display: str, limits: Limits, hasher=None, ceiling: int | None = None):
     """A whole JSON document and its text: at most ``max_yaml_bytes``, or
     ``max_file_bytes`` up to ``ceiling`` for formats that can only be one document."""
     cap = limits.max_yaml_bytes if ceiling is None else limits.max_file_bytes
-    raw = _check_bom(read_bytes(real, display, cap, hasher, ceiling or cap), display)
+    raw = _check_bom(read_bytes(real, display, cap, hasher, ceiling or cap, limits), display)
     text = decode_utf8(raw, display, None)
     return loads_strict(text, display, None), text

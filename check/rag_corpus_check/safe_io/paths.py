@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from rag_corpus_check.text import safe_text
 
@@ -28,16 +28,68 @@ class InputError(Exception):
         self.line = line
 
 
+@dataclass
+class Tally:
+    """What the files of one kind (``what``: e.g. "the gold files") have
+    used of the limits so far: a list of gold files is bounded in total,
+    not per file. Bytes are as read (decompressed for ``.gz``); ``packed``
+    counts the compressed bytes behind the decompressed ``unpacked`` ones."""
+
+    what: str
+    bytes: int = 0
+    records: int = 0
+    packed: int = 0
+    unpacked: int = 0
+
+    def mark(self) -> tuple[int, int, int, int]:
+        return self.bytes, self.records, self.packed, self.unpacked
+
+    def reset(self, mark: tuple[int, int, int, int]) -> None:
+        """Back to ``mark``: a reader that gave up (and another reads the file again)."""
+        self.bytes, self.records, self.packed, self.unpacked = mark
+
+
+# Decompressed bytes a kind's gzip files may hold beyond max_compression_ratio
+# times their compressed bytes: small files compress worse than large ones.
+RATIO_ALLOWANCE = 256 * 1024
+
+
 @dataclass(frozen=True)
 class Limits:
     max_file_bytes: int = 2 * 1024**3
     max_line_bytes: int = 16 * 1024**2
     max_records: int = 5_000_000
+    # Decompressed bytes per compressed byte of a kind's .gz files together
+    # (above RATIO_ALLOWANCE): a gzip bomb ends within a few MB, not gigabytes.
+    max_compression_ratio: int = 8
     # YAML/JSON documents are parsed whole: PyYAML (libyaml) builds ~1 MB/s of
     # small nodes, so 4 MiB stays within seconds; larger gold sets belong in JSONL.
     max_yaml_bytes: int = 4 * 1024**2
     max_yaml_nodes: int = 5_000_000
     max_depth: int = 64
+    # What the files of this kind read so far used (None: each file on its own).
+    tally: Tally | None = field(default=None, compare=False, repr=False)
+
+    def of_kind(self, what: str) -> Limits:
+        """These limits with a fresh :class:`Tally`: the files read with them
+        are bounded together."""
+        return replace(self, tally=Tally(what))
+
+    def used(self) -> tuple[int, int]:
+        """(bytes, records) the files of this kind read before used."""
+        t = self.tally
+        return (t.bytes, t.records) if t is not None else (0, 0)
+
+    def charge(self, n_bytes: int, records: int = 0) -> None:
+        """Count what a file of this kind read (nothing without a tally)."""
+        if self.tally is not None:
+            self.tally.bytes += n_bytes
+            self.tally.records += records
+
+    def together(self) -> str:
+        """How a message names the files a total is over ("" for one file)."""
+        t = self.tally
+        return f" in {t.what} together" if t is not None and (t.bytes or t.records) else ""
 
 
 CONFIG_MAX_BYTES = 1024 * 1024

@@ -23,7 +23,7 @@ from rag_corpus_check.safe_io.jsontext import (
     _parse_float,
     _reject_constant,
 )
-from rag_corpus_check.safe_io.paths import Limits
+from rag_corpus_check.safe_io.paths import InputError, Limits
 
 
 class Slow(Exception):
@@ -71,29 +71,32 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
     a CR that is not part of CRLF, invalid UTF-8 or JSON, a lone surrogate,
     a limit within reach — so a file read here reads the same there."""
     lineno = 1
+    seen_records = limits.used()[1]
     for data in _whole_lines(real, display, limits, hasher):
         if lineno == 1 and data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             raise Slow
         values, raw_lines = _parse_block(data)
         n = len(values)
-        if max(map(len, raw_lines)) >= limits.max_line_bytes or lineno - 1 + n > limits.max_records:
+        if max(map(len, raw_lines)) >= limits.max_line_bytes or seen_records + lineno - 1 + n > limits.max_records:
             raise Slow
         yield lineno, raw_lines, values
         lineno += n
+    limits.charge(0, lineno - 1)  # read to the end (a reader that gives up resets the tally)
 
 
 def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[bytes]:
     """The file in blocks of about BLOCK bytes, each ending at a line end
     (the last one at the end of the file); ``hasher`` fed what is read."""
-    f, feed = open_input(real, display, limits.max_file_bytes, hasher)
+    f, feed = open_input(real, display, limits.max_file_bytes, hasher, limits)
+    seen_bytes = limits.used()[0]
     with f:
         total = 0
         rest = b""
-        while chunk := f.read(BLOCK):
+        while chunk := _read(f, BLOCK):
             if feed is not None:
                 feed.update(chunk)
             total += len(chunk)
-            if total > limits.max_file_bytes:
+            if seen_bytes + total > limits.max_file_bytes:
                 raise Slow
             cut = chunk.rfind(b"\n") + 1
             if cut == 0:  # a line longer than a block
@@ -105,6 +108,16 @@ def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterat
             rest = chunk[cut:]
         if rest:
             yield rest  # the last line has no line end
+    limits.charge(total)
+
+
+def _read(f, n: int) -> bytes:
+    """A block; a gzip file that is damaged or over its compression ratio
+    is :class:`Slow`, so the exact reader says so with the line."""
+    try:
+        return f.read(n)
+    except InputError:
+        raise Slow from None
 
 
 def _parse_block(data: bytes) -> tuple[list, list]:

@@ -1,0 +1,241 @@
+"""Hostile inputs built to cost the most per byte, one folder each, with a
+config (``.rag-corpus-check.yml``) — the attacks and the worst cases of README
+"Limits and worst cases", measured from the repository's top with:
+
+    python bench/dos.py /tmp/dos
+    for d in /tmp/dos/*/; do (cd "$d" && PYTHONPATH="$OLDPWD/check" /usr/bin/time -f "$d %U+%S s %M KB" \\
+        python -m rag_corpus_check --quiet --no-github --output out/r.json --summary-file out/s.md); done
+
+Same arguments, same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+
+CORPUS = "".join(json.dumps({"id": f"d{i}", "text": f"document {i}"}) + "\n" for i in range(10))
+RUN = json.dumps({"query_id": "q0", "ranking": ["d0"]}) + "\n"
+HEAD = "version: 1\nk: 1\ncorpus: corpus.jsonl\n"
+
+
+def _write(folder: str, name: str, data: str | bytes) -> None:
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def _case(out: str, name: str, config: str, files: dict[str, str | bytes]) -> None:
+    folder = os.path.join(out, name)
+    _write(folder, "corpus.jsonl", CORPUS)
+    _write(folder, "run.jsonl", RUN)
+    for file, data in files.items():
+        _write(folder, file, data)
+    _write(folder, ".rag-corpus-check.yml", HEAD + config)
+
+
+def _question(i: int) -> dict:
+    return {"query_id": f"q{i}", "query": "x", "relevant": {"d1": 1}}
+
+
+def json_gold(out: str, size: int = 1_070_000) -> None:
+    """A JSON gold document: a `"query_id"` key per ~60 bytes."""
+    n = size // 85
+    text = json.dumps({"queries": [_question(i) for i in range(n)]}, indent=1)
+    _case(out, "json-gold", "gold: gold.json\nrun: run.jsonl\n", {"gold.json": text})
+
+
+def escaped_qrels(out: str, size: int = 1_100_000, name: str = "escaped-qrels") -> None:
+    """pytrec_eval qrels with ids written with `\\u` escapes json.dumps does not write."""
+    n = size // 31
+    body = ",\n".join(f'"\\u0071{i}": {{"\\u0064{i % 10}": 1}}' for i in range(n))
+    _case(out, name, "gold: qrels.json\nrun: run.jsonl\nformats: {gold: qrels-json}\n",
+          {"qrels.json": "{\n" + body + "\n}\n"})
+
+
+def gold_list(out: str) -> None:
+    """`max_records: 1000`, and six gold files of 999 questions each."""
+    files = {f"gold{j}.jsonl": "".join(json.dumps(_question(j * 1000 + i)) + "\n" for i in range(999))
+             for j in range(6)}
+    names = ", ".join(files)
+    _case(out, "gold-list", f"gold: [{names}]\nrun: run.jsonl\nlimits: {{max_records: 1000}}\n", files)
+
+
+def gzip_gold(out: str) -> None:
+    """A ~1 MB `.jsonl.gz` of questions (each line different)."""
+    lines = "".join(json.dumps(_question(i)) + "\n" for i in range(420_000))
+    _case(out, "gzip-gold", "gold: gold.jsonl.gz\nrun: run.jsonl\n",
+          {"gold.jsonl.gz": gzip.compress(lines.encode(), 9, mtime=0)})
+
+
+def gzip_invalid(out: str) -> None:
+    """A few KB of `.jsonl.gz`: 100,000 lines, each failing the schema."""
+    lines = "".join('{"query_id": "q", "relevant": {"d1": "x"}}\n' for _ in range(100_000))
+    _case(out, "gzip-invalid", "gold: gold.jsonl.gz\nrun: run.jsonl\n",
+          {"gold.jsonl.gz": gzip.compress(lines.encode(), 9, mtime=0)})
+
+
+def gzip_corpus(out: str, lines: int = 2_097_152) -> None:
+    """A gzip corpus of one repeated line: 2.3 GB decompressed."""
+    line = (json.dumps({"id": "a", "text": "x" * 1000}) + "\n").encode()
+    comp = gzip.compress(line * 4096, 9, mtime=0)  # gzip members concatenate
+    folder = os.path.join(out, "gzip-corpus")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "corpus.jsonl.gz"), "wb") as f:
+        for _ in range(lines // 4096):
+            f.write(comp)
+    _write(folder, "gold.jsonl", json.dumps(_question(0)) + "\n")
+    _write(folder, "run.jsonl", RUN)
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl.gz\ngold: gold.jsonl\n"
+                                            "run: run.jsonl\n")
+
+
+def bm25_ties(out: str, docs: int = 25_000, questions: int = 8_000) -> None:
+    """Every document ties for every question: `x` and `x <n>`."""
+    folder = os.path.join(out, "bm25-ties")
+    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": "x"}) + "\n" for i in range(docs)))
+    gold = "".join(json.dumps({"query_id": f"q{i}", "query": f"x {i}", "relevant": {"d1": 1}}) + "\n"
+                   for i in range(questions))
+    _write(folder, "gold.jsonl", gold)
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
+
+
+# ---------------------------------------------------------------- the worst that passes the default limits
+
+
+def worst_gzip_jsonl(out: str, size: int = 1_000_000) -> None:
+    """1 MB of `.jsonl.gz` questions compressed just under max_compression_ratio (8)."""
+    rnd = random.Random(1)
+    data, lines = b"", []
+    while True:
+        lines.append(json.dumps({"query_id": f"{rnd.getrandbits(48):012x}", "query": "x",
+                                 "relevant": {"d1": 1}}) + "\n")
+        if len(lines) % 20_000 == 0:
+            data = gzip.compress("".join(lines).encode(), 9, mtime=0)
+            if len(data) >= size:
+                break
+    _case(out, "worst-gzip-jsonl", "gold: gold.jsonl.gz\nrun: run.jsonl\n", {"gold.jsonl.gz": data})
+
+
+def worst_gzip_yaml(out: str) -> None:
+    """A `.yaml.gz` gold set of 4 MiB (the most a YAML document may be), ratio
+    about 7: refused, a compressed document keeps to 8 // 3 = 2."""
+    rnd = random.Random(2)
+    text, n = [], 0
+    while n < 4 * 1024**2 - 64:
+        line = f"- {{query_id: q{rnd.getrandbits(32):08x}, relevant: {{d1: 1}}}}\n"
+        text.append(line)
+        n += len(line)
+    data = gzip.compress(("queries:\n" + "".join(text[:-1])).encode(), 9, mtime=0)
+    _case(out, "worst-gzip-yaml", "gold: gold.yaml.gz\nrun: run.jsonl\n", {"gold.yaml.gz": data})
+
+
+def worst_gzip_lines(out: str, size: int = 1_000_000) -> None:
+    """1 MB of `.jsonl.gz` blank lines of random spaces, tabs and CRs: the
+    most lines a compressed byte can hold under the ratio."""
+    rnd = random.Random(4)
+    lines: list[str] = []
+    data = b""
+    while len(data) < size:
+        lines += ["".join(rnd.choice(" \t\r") for _ in range(rnd.randint(0, 12))) + "\n" for _ in range(50_000)]
+        data = gzip.compress("".join(lines).encode(), 9, mtime=0)
+    _case(out, "worst-gzip-lines", "gold: gold.jsonl.gz\nrun: run.jsonl\n", {"gold.jsonl.gz": data})
+
+
+def worst_invalid_yaml(out: str, size: int = 1_000_000) -> None:
+    """YAML gold of 26,000 questions whose grade is not a number (1.04 MB)."""
+    text = "queries:\n" + "".join(f"- {{query_id: q{i}, relevant: {{d1: x}}}}\n" for i in range(size // 38))
+    _case(out, "worst-invalid-yaml", "gold: gold.yaml\nrun: run.jsonl\n", {"gold.yaml": text})
+
+
+# What 1 MB of a compressed YAML or JSON document may decompress to: 2 x 1 MB + 256 KiB.
+DOCUMENT_BOUND = 2 * 1_000_000 + 256 * 1024
+
+
+def worst_document_yaml(out: str, size: int = DOCUMENT_BOUND) -> None:
+    """YAML gold of small nodes, as large as 1 MB of `.yaml.gz` may hold."""
+    text, n, i = ["queries:\n"], 9, 0
+    while True:
+        line = f"- {{query_id: q{i:08x}, relevant: {{d1: 1}}}}\n"
+        if n + len(line) > size:
+            break
+        text.append(line)
+        n += len(line)
+        i += 1
+    _case(out, "worst-document-yaml", "gold: gold.yaml\nrun: run.jsonl\n", {"gold.yaml": "".join(text)})
+
+
+def worst_document_qrels(out: str, size: int = DOCUMENT_BOUND) -> None:
+    """qrels-json with escaped keys, as large as 1 MB of `.json.gz` may hold."""
+    escaped_qrels(out, size, "worst-document-qrels")
+
+
+def worst_bm25(out: str, docs: int = 15_000, questions: int = 8_000, terms: int = 2) -> None:
+    """1 MB: every document holds the terms of every question (all but the
+    longest posting list are added in Python), until the work budget."""
+    name = "worst-bm25" if terms == 2 else f"worst-bm25-{terms}"
+    folder = os.path.join(out, name)
+    words = " ".join("abcdefghijklmnop"[:terms])
+    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": words}) + "\n" for i in range(docs)))
+    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "query": f"{words} {i}", "relevant": {"d1": 1}})
+                                         + "\n" for i in range(questions)))
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
+
+
+def worst_bm25_8(out: str) -> None:
+    """As worst_bm25 with eight terms (seven posting lists added in Python)."""
+    worst_bm25(out, docs=12_000, questions=6_000, terms=8)
+
+
+def worst_vocabulary(out: str, size: int = 1_000_000) -> None:
+    """1 MB corpus of distinct tokens for BM25's index."""
+    folder = os.path.join(out, "worst-vocabulary")
+    words = (f"w{i:x}" for i in range(10**8))
+    lines, n, i = [], 0, 0
+    while n < size:
+        line = json.dumps({"id": f"d{i}", "text": " ".join(next(words) for _ in range(100))}) + "\n"
+        lines.append(line)
+        n += len(line)
+        i += 1
+    _write(folder, "corpus.jsonl", "".join(lines[:-1]))
+    _write(folder, "gold.jsonl", json.dumps({"query_id": "q0", "query": "w1 w2", "relevant": {"d1": 1}}) + "\n")
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n")
+
+
+def worst_gzip_corpus(out: str, size: int = 850_000) -> None:
+    """1 MB `.jsonl.gz` corpus for BM25, words from 4,096, ratio about 7."""
+    rnd = random.Random(3)
+    lines: list[str] = []
+    data = b""
+    while len(data) < size:
+        for _ in range(5000):
+            words = " ".join(f"t{rnd.getrandbits(12):03x}" for _ in range(40))
+            lines.append(json.dumps({"id": f"d{len(lines)}", "text": words}) + "\n")
+        data = gzip.compress("".join(lines).encode(), 9, mtime=0)
+    folder = os.path.join(out, "worst-gzip-corpus")
+    _write(folder, "corpus.jsonl.gz", data)
+    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "query": f"t{i:03x} t{i + 1:03x}",
+                                                     "relevant": {"d1": 1}}) + "\n" for i in range(2000)))
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl.gz\ngold: gold.jsonl\n")
+
+
+CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
+                                                   gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_lines, worst_gzip_yaml, worst_invalid_yaml,
+                                                   worst_document_yaml, worst_document_qrels, worst_bm25, worst_bm25_8,
+                                                   worst_vocabulary, worst_gzip_corpus)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out")
+    parser.add_argument("cases", nargs="*", default=list(CASES), help=", ".join(CASES))
+    args = parser.parse_args()
+    for name in args.cases:
+        CASES[name](args.out)
+
+
+if __name__ == "__main__":
+    main()
