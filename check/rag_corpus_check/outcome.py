@@ -15,6 +15,7 @@ from rag_corpus_check.context import Context
 if TYPE_CHECKING:
     from rag_corpus_check.compare import Comparison
     from rag_corpus_check.config import Config
+    from rag_corpus_check.dense import VectorTrust
     from rag_corpus_check.evaluate import Evaluation
     from rag_corpus_check.gate import PerQuestionResult, ThresholdResult
     from rag_corpus_check.inputs import CorpusView, Gold, Run
@@ -66,6 +67,8 @@ class Outcome:
     per_question: PerQuestionResult | None = None  # with a base compared
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
+    vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
+    vector_trust: VectorTrust | None = None  # dense and hybrid, with a base: what the PR supplied
     base: BaseResult | None = None
     advisory: bool = False
     stage: str | None = None  # where an internal error happened
@@ -99,7 +102,11 @@ def _verdict(out: Outcome) -> str:
     if out.evaluation is None or out.problems.has_errors():
         return INVALID
     failed = not all(t.passed for t in out.thresholds) or (out.per_question is not None and not out.per_question.passed)
-    return FAIL if failed or (out.rules is not None and out.rules.violated) else PASS
+    return FAIL if failed or (out.rules is not None and out.rules.violated) or _vectors_differ(out) else PASS
+
+
+def _vectors_differ(out: Outcome) -> bool:
+    return out.vector_trust is not None and out.vector_trust.count("differ") > 0
 
 
 def gate_reasons(out: Outcome) -> list[str]:
@@ -109,7 +116,8 @@ def gate_reasons(out: Outcome) -> list[str]:
     loosened = out.rules.loosened if out.rules is not None and out.rules.violated else []
     return ([f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
             + [_below(t) for t in out.thresholds if not t.passed]
-            + ([out.per_question.reason()] if out.per_question is not None and not out.per_question.passed else []))
+            + ([out.per_question.reason()] if out.per_question is not None and not out.per_question.passed else [])
+            + ([out.vector_trust.reason()] if out.vector_trust is not None and _vectors_differ(out) else []))
 
 
 def _below(t: ThresholdResult) -> str:

@@ -133,6 +133,7 @@ def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: s
         enter(out, "retrieve")
         out.run, out.retrieval = retriever.run(corpus_real, out.gold, out.problems, inputs.corpus)
         out.inputs.update(retriever.digests)
+        out.vectors = retriever.dense.vectors if retriever.dense is not None else None
         if also_rank is not None and out.run is not None:
             out.base_gold_rankings = retriever.rank_texts(also_rank, out.problems)
 

@@ -91,15 +91,20 @@ def _model(where: tuple[str, str], model: str, limits: Limits, digests: dict[str
     hasher = Sha256()
     doc, _ = load_json_document(real, display, limits, hasher)
     digests[display] = hasher.hexdigest()
+    dims = _dimensions(doc, display)
+    if doc["model"] != model:
+        raise InputError("consistency", f"the vectors were made with `{safe_text(doc['model'], 100)}`, but the "
+                         f"config's `retriever.model` is `{safe_text(model, 100)}`; re-embed every text with the "
+                         "configured model, or set the model the vectors were made with", file=display, line=1)
+    return dims
+
+
+def _dimensions(doc, display: str) -> int:
     if not (isinstance(doc, dict) and set(doc) == {"model", "dimensions"} and isinstance(doc["model"], str)):
         raise InputError("schema", 'must be {"model": "<name and version>", "dimensions": <int>}', file=display, line=1)
     dims = doc["dimensions"]
     if type(dims) is not int or not 1 <= dims <= MAX_DIMENSIONS:
         raise InputError("schema", f"`dimensions` must be an integer from 1 to {MAX_DIMENSIONS}", file=display, line=1)
-    if doc["model"] != model:
-        raise InputError("consistency", f"the vectors were made with `{safe_text(doc['model'], 100)}`, but the "
-                         f"config's `retriever.model` is `{safe_text(model, 100)}`; re-embed every text with the "
-                         "configured model, or set the model the vectors were made with", file=display, line=1)
     return dims
 
 
@@ -123,19 +128,27 @@ def _add_row(rows: Rows, key: str, rec, line: int) -> None:
         raise InputError("schema", f'each line must be {{"{key}": "<id>", "sha256": "<hex>"}} (one per row of '
                          f"{rows.file}, in row order)", file=rows.index, line=line)
     rid, digest = rec[key], rec["sha256"]
-    if not isinstance(rid, str) or not 1 <= len(rid) <= 512 or _CONTROL.search(rid):
+    _check_row(rows, key, rid, digest, line)
+    rows.row_of[rid] = len(rows.keys)
+    rows.keys.append(rid)
+    rows.hashes.append(digest)
+    rows.lines.append(line)
+
+
+def _valid_id(rid) -> bool:
+    return isinstance(rid, str) and 1 <= len(rid) <= 512 and not _CONTROL.search(rid)
+
+
+def _check_row(rows: Rows, key: str, rid, digest, line: int) -> None:
+    if not _valid_id(rid):
         raise InputError("schema", f"`{key}` must be a non-empty id of at most 512 characters without control "
                          "characters", file=rows.index, line=line)
-    if not isinstance(digest, str) or not _HEX.match(digest):
+    if not (isinstance(digest, str) and _HEX.match(digest)):
         raise InputError("schema", "`sha256` must be 64 lowercase hex digits (the sha-256 of the UTF-8 text)",
                          file=rows.index, line=line)
     if rid in rows.row_of:
         raise InputError("consistency", f"`{safe_id(rid)}` has a row already (line "
                          f"{rows.lines[rows.row_of[rid]]}); keep one row per {key}", file=rows.index, line=line)
-    rows.row_of[rid] = len(rows.keys)
-    rows.keys.append(rid)
-    rows.hashes.append(digest)
-    rows.lines.append(line)
 
 
 def _check_matrix(rows: Rows, dims: int) -> None:

@@ -58,12 +58,7 @@ def read_header(real: str, display: str, max_bytes: int) -> Header:
 
 
 def _header_text(f, start: bytes, display: str) -> str:
-    if len(start) < len(MAGIC) + 2 or not start.startswith(MAGIC):
-        raise _bad(display, "it does not start with the .npy magic string")
-    major = start[len(MAGIC)]
-    width = _LENGTH_BYTES.get(major)
-    if width is None:
-        raise _bad(display, f".npy format version {major} is not known (1, 2 or 3)")
+    width = _length_width(start, display)
     at = len(MAGIC) + 2
     length = int.from_bytes(start[at:at + width], "little")
     if len(start) < at + width or length > MAX_HEADER:
@@ -72,6 +67,20 @@ def _header_text(f, start: bytes, display: str) -> str:
     raw = f.read(length)
     if len(raw) != length:
         raise _bad(display, "the file ends inside its header")
+    return _decode(raw, start[len(MAGIC)], display)
+
+
+def _length_width(start: bytes, display: str) -> int:
+    """How many bytes give the header's length, by the format version."""
+    if len(start) < len(MAGIC) + 2 or not start.startswith(MAGIC):
+        raise _bad(display, "it does not start with the .npy magic string")
+    width = _LENGTH_BYTES.get(start[len(MAGIC)])
+    if width is None:
+        raise _bad(display, f".npy format version {start[len(MAGIC)]} is not known (1, 2 or 3)")
+    return width
+
+
+def _decode(raw: bytes, major: int, display: str) -> str:
     try:
         return raw.decode("utf-8" if major == 3 else "latin-1")
     except UnicodeDecodeError:
@@ -79,21 +88,29 @@ def _header_text(f, start: bytes, display: str) -> str:
 
 
 def _fields(text: str, display: str) -> dict:
+    value = _literal(text, display)
+    if value["descr"] not in ITEM_SIZE:
+        raise _bad(display, f"dtype `{str(value['descr'])[:40]}` is not float32 ('<f4') or float16 ('<f2') "
+                            "(object arrays and pickles are never read)")
+    if value["fortran_order"] is not False:
+        raise _bad(display, "the array is in Fortran order")
+    if not _two_d(value["shape"]):
+        raise _bad(display, f"the shape `{str(value['shape'])[:60]}` is not 2-D (rows, dimensions)")
+    return value
+
+
+def _literal(text: str, display: str) -> dict:
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise _bad(display, "the header is not a Python dict literal") from None
     if not isinstance(value, dict) or set(value) != {"descr", "fortran_order", "shape"}:
         raise _bad(display, "the header must hold exactly `descr`, `fortran_order` and `shape`")
-    if value["descr"] not in ITEM_SIZE:
-        raise _bad(display, f"dtype `{str(value['descr'])[:40]}` is not float32 ('<f4') or float16 ('<f2') "
-                            "(object arrays and pickles are never read)")
-    if value["fortran_order"] is not False:
-        raise _bad(display, "the array is in Fortran order")
-    shape = value["shape"]
-    if not (isinstance(shape, tuple) and len(shape) == 2 and all(type(n) is int and n >= 0 for n in shape)):
-        raise _bad(display, f"the shape `{str(shape)[:60]}` is not 2-D (rows, dimensions)")
     return value
+
+
+def _two_d(shape) -> bool:
+    return isinstance(shape, tuple) and len(shape) == 2 and all(type(n) is int and n >= 0 for n in shape)
 
 
 def load(real: str, display: str, max_bytes: int) -> np.ndarray:

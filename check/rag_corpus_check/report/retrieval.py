@@ -39,10 +39,26 @@ def _vectors_line(r: dict, esc, code) -> str:
             f"{code(esc(r['model'], 200))}; status {', '.join(r['statuses'])}; depth {r['depth']})")
 
 
+def vectors_line(out: Outcome, esc=cell) -> str | None:
+    """Dense and hybrid with a base: how many vectors the PR supplied (new
+    or changed texts: taken on trust), the first of them by id."""
+    trust = out.vector_trust
+    if trust is None:
+        return None
+    n = trust.count("supplied")
+    ids = ", ".join(esc(key, 80) for key in trust.first("supplied"))
+    more = f" (the first {len(trust.first('supplied'))}; all in the results file)" if n > len(trust.first("supplied")) else ""
+    base = "" if trust.base_model is not None else " (the base has no vectors of this model: all are)"
+    return f"Vectors this PR supplied (new or changed texts, taken on trust){base}: {n}" + (f": {ids}{more}" if n else "")
+
+
 def add_sections(s: Summary, out: Outcome) -> None:
     line = run_source_line(out)
     if line:
         s.para(line)
+    vectors = vectors_line(out)
+    if vectors:
+        s.para(vectors)
     _by_type(s, out)
     _command_output(s, out)
 
