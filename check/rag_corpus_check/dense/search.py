@@ -6,14 +6,14 @@ width). So the search has two steps:
 
 1. **Candidates** (fast, approximate): the cosine of every question with
    every document by a numpy float64 matrix product, over memory-mapped
-   blocks of rows (:data:`npy.BLOCK_BYTES`), a few questions at a time (at
-   most :data:`SCORE_BYTES` of scores). Any float64 dot product of ``d``
+   blocks of rows (:data:`npy.BLOCK_BYTES`, and at most :data:`SCORE_BYTES`
+   of scores), each block read once for all questions. Any float64 dot product of ``d``
    exact products, in any order, errs by at most ``γ_d·Σ|a_i·b_i| ≤ γ_d·|a|·|b|``
    (``γ_d = d·u/(1 − d·u)``, ``u = 2^-53``, Cauchy–Schwarz), and each norm by a
    relative ``γ_{d+1}``, so a cosine errs by less than ``3·γ_{d+2}``: below
    ``2.3e-11`` for ``d ≤ 65,536`` (model.json's limit). Every document whose
    approximate score is within :data:`MARGIN` (``1e-9``) of the
-   ``depth``-th best is kept.
+   ``depth``-th best is kept (:class:`_Pool`, while the blocks stream by).
 2. **Exact rescoring** of the candidates: float32 and float16 values are
    exact in float64, the product of two of them is exact in float64 (at most
    24 + 24 significant bits, no overflow or underflow), and
@@ -48,6 +48,31 @@ MARGIN = 1e-9
 SCORE_BYTES = 128 * 1024**2  # approximate scores held at once (documents × questions × 8 bytes)
 
 
+class _Pool:
+    """One question's candidates while the blocks stream by: every row
+    within :data:`MARGIN` of the ``depth``-th best approximate score so far
+    (that score only rises, so a row dropped never comes back)."""
+
+    def __init__(self, depth: int):
+        self.depth = depth
+        self.rows = np.empty(0, dtype=np.int64)
+        self.scores = np.empty(0, dtype=np.float64)
+        self.floor = -np.inf
+
+    def offer(self, start: int, column: np.ndarray) -> None:
+        keep = np.flatnonzero(column >= self.floor)
+        keep = keep[np.isfinite(column[keep])]
+        if keep.size == 0:
+            return
+        self.rows = np.concatenate([self.rows, keep + start])
+        self.scores = np.concatenate([self.scores, column[keep]])
+        if len(self.scores) > self.depth:
+            cut = len(self.scores) - self.depth
+            self.floor = np.partition(self.scores, cut)[cut] - MARGIN
+            kept = self.scores >= self.floor
+            self.rows, self.scores = self.rows[kept], self.scores[kept]
+
+
 def exact_norm(values: list[float]) -> float:
     return math.sqrt(math.fsum([x * x for x in values]))
 
@@ -73,42 +98,28 @@ class DenseSearch:
         """The top-``depth`` ids for each row of ``questions``."""
         if len(self.eligible) == 0:
             return [[] for _ in range(len(questions))]
-        norms = self._approx_norms()
-        step = max(1, SCORE_BYTES // (8 * self.docs.shape[0]))
-        out: list[list[str]] = []
-        for start in range(0, len(questions), step):
-            batch = np.asarray(questions[start:start + step], dtype=np.float64)
-            scores = self._approx(batch, norms)
-            out += [self._exact(batch[j], self._candidates(scores[:, j], depth), depth) for j in range(len(batch))]
-        return out
+        asked = np.asarray(questions, dtype=np.float64)
+        unit = asked / np.sqrt(np.einsum("ij,ij->i", asked, asked))[:, None]
+        pools = [_Pool(depth) for _ in range(len(asked))]
+        for start, scores in self._blocks(unit):
+            for j, pool in enumerate(pools):
+                pool.offer(start, scores[:, j])
+        return [self._exact(asked[j], pool.rows, depth) for j, pool in enumerate(pools)]
 
-    def _approx_norms(self) -> np.ndarray:
-        step, n = block_rows(self.docs), self.docs.shape[0]
-        norms = np.empty(n, dtype=np.float64)
+    def _blocks(self, unit: np.ndarray):
+        """``(first row, approximate cosines)`` per block of documents (rows ×
+        questions; -inf for rows not eligible): each document is read and
+        converted once, whatever the number of questions."""
+        n = self.docs.shape[0]
+        step = max(1, min(block_rows(self.docs), SCORE_BYTES // (8 * len(unit))))
+        allowed = np.zeros(n, dtype=bool)
+        allowed[self.eligible] = True
         for start in range(0, n, step):
             block = np.asarray(self.docs[start:start + step], dtype=np.float64)
-            norms[start:start + step] = np.sqrt(np.einsum("ij,ij->i", block, block))
-        return norms
-
-    def _approx(self, batch: np.ndarray, norms: np.ndarray) -> np.ndarray:
-        """Approximate cosines (documents × questions); -inf for rows not eligible."""
-        step, n = block_rows(self.docs), self.docs.shape[0]
-        scores = np.full((n, len(batch)), -np.inf)
-        unit = batch / np.sqrt(np.einsum("ij,ij->i", batch, batch))[:, None]
-        for start in range(0, n, step):
-            block = np.asarray(self.docs[start:start + step], dtype=np.float64)
-            scores[start:start + step] = (block @ unit.T) / norms[start:start + step, None]
-        masked = np.full(n, -np.inf)
-        masked[self.eligible] = 0.0
-        scores += masked[:, None]
-        return scores
-
-    def _candidates(self, column: np.ndarray, depth: int) -> np.ndarray:
-        if len(self.eligible) <= depth:
-            return self.eligible
-        cut = len(column) - depth
-        kth = np.partition(column, cut)[cut]  # the depth-th best approximate score
-        return np.flatnonzero(column >= kth - MARGIN)
+            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+            scores = (block @ unit.T) / norms[:, None]
+            scores[~allowed[start:start + step]] = -np.inf
+            yield start, scores
 
     def _exact(self, question: np.ndarray, rows: np.ndarray, depth: int) -> list[str]:
         dims = self.docs.shape[1]
