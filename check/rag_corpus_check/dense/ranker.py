@@ -17,6 +17,7 @@ from rag_corpus_check.dense.search import DenseSearch
 from rag_corpus_check.dense.trust import REEMBED, report_stale, stale, text_sha256
 from rag_corpus_check.inputs import Gold, where
 from rag_corpus_check.safe_io import InputError
+from rag_corpus_check.text import safe_text
 
 
 @dataclass
@@ -65,6 +66,6 @@ class DenseRanker:
         report_stale(old_questions, lambda qid: where(gold, gold.queries[qid]), asked.index, problems)
         for found, (kind, key) in ((old_docs, DOCUMENTS), (old_questions, QUESTIONS)):
             if found:
-                problems.add(P.CONSISTENCY, REEMBED.format(n=len(found), folder=vectors.folder, model=self.cfg.model,
-                                                           kind=kind, key=key), file=getattr(vectors, kind).index)
+                problems.add(P.CONSISTENCY, REEMBED.format(n=len(found), folder=safe_text(vectors.folder, 200),
+                                                           model=safe_text(self.cfg.model, 200), kind=kind, key=key), file=getattr(vectors, kind).index)
         return not (old_docs or old_questions)
