@@ -109,3 +109,11 @@ def test_a_hostile_npy_is_an_input_error(kb, tmp_path, capsys):
     assert code == 2, text
     first = _problems(results)[0]
     assert first["file"] == "vectors/documents.npy" and "pickles are never read" in first["message"]
+
+
+def test_hybrid_checks_freshness_too(kb, tmp_path, capsys):
+    embed_kb(kb)
+    dense_config(kb, "hybrid")
+    edit(kb / "corpus.jsonl", "Standard at $0.018 per GB-month", "Standard at $0.020 per GB-month")
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 2 and _problems(results)[0]["id"] == "faq-001", text

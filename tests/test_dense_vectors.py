@@ -173,3 +173,23 @@ def test_header_reader_needs_no_numpy_for_the_checks(tmp_path):
     f = folder(tmp_path)
     head = read_header(str(f / "documents.npy"), "documents.npy", 1 << 20)
     assert (head.descr, head.rows, head.cols) == ("<f4", 3, 8) and head.offset % 16 == 0
+
+
+def test_a_header_that_claims_object_dtype_is_refused_before_numpy(tmp_path):
+    f = folder(tmp_path)
+    _lie(f / "documents.npy", b"'descr': '<f4'", b"'descr': '|O'")
+    exc = refused(tmp_path)
+    assert exc.file == "vec/documents.npy" and "`|O`" in exc.message and "pickles are never read" in exc.message
+
+
+def test_a_file_cut_inside_its_data_is_refused(tmp_path):
+    f = folder(tmp_path)
+    raw = (f / "documents.npy").read_bytes()
+    (f / "documents.npy").write_bytes(raw[:-3])
+    assert "the file has" in refused(tmp_path).message
+
+
+def test_vectors_over_the_file_limit_are_refused(tmp_path):
+    folder(tmp_path)
+    exc = refused(tmp_path, limits=Limits(max_file_bytes=100))
+    assert exc.kind == "limit"
