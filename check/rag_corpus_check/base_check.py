@@ -193,7 +193,24 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
                          _on_base_gold(base_side, head_side, out, measures, options))
     out.base.comparison, out.base.rankings = comparison, base_side.run
     _change_warnings(cfg, out)
+    _vector_trust(cfg, base_cfg, out, base_out)
     return comparison
+
+
+def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:
+    """Dense and hybrid: the head's vectors against the base's of the same
+    model (none: every row is supplied, and a note says so)."""
+    if out.vectors is None:
+        return
+    from rag_corpus_check.dense.compare import vector_trust
+
+    same = base_out.vectors is not None and base_cfg.model == cfg.model
+    out.vector_trust = vector_trust(out.vectors, base_out.vectors if same else None)  # type: ignore[arg-type]
+    if not same:
+        _note(out, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every vector of "
+                   "this PR is taken on trust")
+    if out.retrieval is not None:
+        out.retrieval.info["vectors_check"] = out.vector_trust.to_json()
 
 
 def _rule(cfg: Config) -> Rule:

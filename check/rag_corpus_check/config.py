@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_corpus_check import problems as P
+from rag_corpus_check.dense import folder_files
 from rag_corpus_check.measures import MAX_K, ORDER, Measure, Options, headline, parse_measure
 from rag_corpus_check.retrieve import BM25Params, Bounds
 from rag_corpus_check.safe_io import (
@@ -28,6 +29,7 @@ from rag_corpus_check.schemas import describe_error, error_path, errors
 from rag_corpus_check.text import safe_text
 
 DEFAULT_CONFIG = ".rag-corpus-check.yml"
+VECTOR_TYPES = ("dense", "hybrid")  # retriever types that read `retriever.vectors`
 
 
 def add_tree_arguments(parser) -> None:
@@ -88,8 +90,11 @@ class Config:
     show_text: bool = False
     limits: Limits = field(default_factory=Limits)
     bounds: Bounds = field(default_factory=Bounds)
-    retriever: str = "bm25"  # used when run is None: "bm25" or "command"
+    retriever: str = "bm25"  # used when run is None: "bm25", "command", "dense" or "hybrid"
     bm25: BM25Params = field(default_factory=BM25Params)
+    vectors: str | None = None  # dense and hybrid: the vectors folder (dense/folder.py)
+    model: str | None = None  # dense and hybrid: the embedding model, as model.json names it
+    rrf_k: int = 60  # hybrid: reciprocal rank fusion's k
     command: list[str] | None = None
     command_timeout: float = 600.0
     rule_change_reason: str | None = None
@@ -116,11 +121,17 @@ class Config:
     def input_files(self) -> list[str]:
         """Every input file the config names (corpus, gold, BEIR's queries,
         run), relative to its folder: what a tree must hold to be measured."""
-        return [rel for rel in (self.corpus, *self.gold_files, self.queries, self.run) if rel is not None]
+        files = [rel for rel in (self.corpus, *self.gold_files, self.queries, self.run) if rel is not None]
+        return files + (folder_files(self.vectors) if self.vectors and self.uses_vectors else [])
+
+    @property
+    def uses_vectors(self) -> bool:
+        """The ranking is made from the committed vectors (dense or hybrid)."""
+        return self.run is None and self.retriever in VECTOR_TYPES
 
     @property
     def run_source(self) -> str:
-        """Where the ranking comes from: "file", "bm25" or "command"."""
+        """Where the ranking comes from: "file", "bm25", "command", "dense" or "hybrid"."""
         return "file" if self.run is not None else self.retriever
 
     def measures(self) -> list[Measure]:
@@ -193,6 +204,7 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         bounds=Bounds(**{name: lim.get(name, getattr(Bounds, name)) for name in BOUND_LIMITS}),
         retriever=ret.get("type", "command" if "command" in ret else "bm25"), bm25=_bm25(ret),
         command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
+        vectors=ret.get("vectors"), model=ret.get("model"), rrf_k=ret.get("rrf_k", 60),
         rule_change_reason=doc.get("rule_change_reason"), raw=_plain(doc),
         reason_line=line_of(doc, ["rule_change_reason"]) if "rule_change_reason" in doc else None,
     )
@@ -236,13 +248,23 @@ def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
     found = []
     if cfg.retriever == "command" and not cfg.command:
         found.append(("`retriever.type: command` needs `retriever.command: [argv, ...]`", ["retriever"]))
-    if cfg.retriever == "bm25" and cfg.command:
-        found.append(("`retriever.command` is set but `retriever.type` is bm25; set `type: command`",
+    if cfg.retriever != "command" and cfg.command:
+        found.append((f"`retriever.command` is set but `retriever.type` is {cfg.retriever}; set `type: command`",
                       ["retriever", "type"]))
+    found += _vector_problems(cfg)
     if cfg.bm25.depth < cfg.k:
         found.append((f"retriever.depth ({cfg.bm25.depth}) is below k ({cfg.k}); the ranking must be at least K "
                       "long — raise depth", ["retriever", "depth"]))
     return found
+
+
+def _vector_problems(cfg: Config) -> list[tuple[str, list[str]]]:
+    """`vectors` and `model` go with (and only with) dense and hybrid."""
+    if cfg.retriever in VECTOR_TYPES:
+        missing = [name for name in ("vectors", "model") if getattr(cfg, name) is None]
+        return [(f"`retriever.type: {cfg.retriever}` needs `retriever.{name}`", ["retriever"]) for name in missing]
+    return [(f"`retriever.{name}` is set but `retriever.type` is {cfg.retriever}; set `type: dense` or "
+             "`type: hybrid`", ["retriever", name]) for name in ("vectors", "model") if getattr(cfg, name)]
 
 
 def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:

@@ -15,6 +15,7 @@ from rag_corpus_check.context import Context
 if TYPE_CHECKING:
     from rag_corpus_check.compare import Comparison
     from rag_corpus_check.config import Config
+    from rag_corpus_check.dense import VectorTrust
     from rag_corpus_check.evaluate import Evaluation
     from rag_corpus_check.gate import PerQuestionResult, ThresholdResult
     from rag_corpus_check.inputs import CorpusView, Gold, Run
@@ -66,6 +67,8 @@ class Outcome:
     per_question: PerQuestionResult | None = None  # with a base compared
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
+    vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
+    vector_trust: VectorTrust | None = None  # dense and hybrid, with a base: what the PR supplied
     base: BaseResult | None = None
     advisory: bool = False
     required_rules: tuple[str, ...] = ()  # --require-rules-source: the sources that may gate (empty: any)
@@ -107,13 +110,17 @@ def _verdict(out: Outcome) -> str:
     return FAIL if gate_reasons(out) else PASS
 
 
+def _vectors_differ(out: Outcome) -> bool:
+    return out.vector_trust is not None and out.vector_trust.count("differ") > 0
+
+
 def gate_reasons(out: Outcome) -> list[str]:
     """Why the gate failed, one line each (none: it passed): a rules source
     the workflow refuses, the rules this PR loosened without a reason, then
     the thresholds and the per-question rule not met (what a reader needs
     first, in the console, the annotations and the summary)."""
     return (_refused(out) + _loosened(out) + [_below(t) for t in out.thresholds if not t.passed]
-            + _per_question(out))
+            + _per_question(out) + _vectors(out))
 
 
 def _refused(out: Outcome) -> list[str]:
@@ -132,6 +139,10 @@ def _loosened(out: Outcome) -> list[str]:
 def _per_question(out: Outcome) -> list[str]:
     rule = out.per_question
     return [rule.reason()] if rule is not None and not rule.passed else []
+
+
+def _vectors(out: Outcome) -> list[str]:
+    return [out.vector_trust.reason()] if out.vector_trust is not None and _vectors_differ(out) else []
 
 
 def _below(t: ThresholdResult) -> str:

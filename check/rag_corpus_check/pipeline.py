@@ -87,7 +87,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: d
     sources = _sources(root, cfg, out.problems)
     if sources is None:
         return Inputs()
-    retriever = Retriever(cfg, sources["corpus"].display) if cfg.run is None else None
+    retriever = Retriever(cfg, sources["corpus"].display, root) if cfg.run is None else None
     inputs = _read(cfg, out, sources, retriever)
     try:
         _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options, also_rank)
@@ -149,7 +149,9 @@ def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: s
     if _readable(out, inputs.corpus):
         assert out.gold is not None
         enter(out, "retrieve")
-        out.run, out.retrieval = retriever.run(corpus_real, out.gold, out.problems)
+        out.run, out.retrieval = retriever.run(corpus_real, out.gold, out.problems, inputs.corpus)
+        out.inputs.update(retriever.digests)
+        out.vectors = retriever.dense.vectors if retriever.dense is not None else None
         if also_rank is not None and out.run is not None:
             out.base_gold_rankings = retriever.rank_texts(also_rank, out.problems)
 

@@ -1,5 +1,7 @@
 """The run when none is committed: the built-in BM25, indexed while the corpus
-is read, or the configured retriever command."""
+is read, the configured retriever command, or the committed vectors (dense,
+and hybrid: BM25 and dense fused, :mod:`dense`). numpy is imported only for
+dense and hybrid."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Callable
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
-from rag_corpus_check.inputs import Gold, Run, RunQuery, Source, read_run, where
+from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, Source, read_run, where
 from rag_corpus_check.outcome import Retrieval
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index, Budget
@@ -17,6 +19,7 @@ from rag_corpus_check.retrieve_command import run_command
 from rag_corpus_check.safe_io import InputError
 
 BM25_FILE = "(built-in BM25)"
+VECTORS_FILE = "(committed vectors)"
 COMMAND_FILE = "(retriever command output)"
 # The questions file a retriever command reads. A YAML gold set of 4 MiB can
 # repeat one 100k-character question through aliases into gigabytes.
@@ -31,15 +34,34 @@ def budget_message(exc: Budget, cfg: Config) -> str:
 class Retriever:
     """Produces the run of a config without a committed one."""
 
-    def __init__(self, cfg: Config, corpus_file: str):
+    def __init__(self, cfg: Config, corpus_file: str, root: str = "."):
         self.cfg = cfg
-        self.index = BM25Index(cfg.bm25, cfg.bounds) if cfg.run_source == "bm25" else None
+        self.index = BM25Index(cfg.bm25, cfg.bounds) if cfg.run_source in ("bm25", "hybrid") else None
+        self.dense = _dense_ranker(cfg, root)
         self.corpus_file = corpus_file
         self._done: dict[str, list[str]] = {}  # text -> ranking: the same question text is searched once
 
+    @property
+    def digests(self) -> dict[str, str]:
+        """The sha-256 of each file of the vectors folder read."""
+        vectors = self.dense.vectors if self.dense is not None else None
+        return dict(vectors.digests) if vectors is not None else {}
+
     def on_doc(self) -> Callable[[str, dict], None] | None:
         """What the corpus reader hands every valid document to (BM25 indexes
-        it), or None."""
+        it, dense takes its text's hash), or None."""
+        index_doc = self._index_doc()
+        dense = self.dense
+        if dense is None or index_doc is None:
+            return dense.add if dense is not None else index_doc
+
+        def both(doc_id: str, rec: dict) -> None:
+            index_doc(doc_id, rec)
+            dense.add(doc_id, rec)
+
+        return both
+
+    def _index_doc(self) -> Callable[[str, dict], None] | None:
         index = self.index
         if index is None:
             return None
@@ -54,8 +76,13 @@ class Retriever:
 
         return add
 
-    def run(self, corpus_real: str, gold: Gold, problems: P.Problems) -> tuple[Run | None, Retrieval]:
+    def run(self, corpus_real: str, gold: Gold, problems: P.Problems, corpus: CorpusView | None = None
+            ) -> tuple[Run | None, Retrieval]:
+        """``corpus``: the corpus read, whose lines dense's messages name."""
         questions = _questions(gold, problems)
+        if self.dense is not None:
+            run = self._vectors(questions, gold, problems, _corpus_where(corpus)) if questions is not None else None
+            return run, self._vectors_info()
         if self.index is not None:
             return (self._bm25(questions, gold, problems) if questions is not None else None), self._bm25_info()
         info = Retrieval({"type": "command", "command": list(self.cfg.command or []), "timeout": self.cfg.command_timeout})
@@ -68,6 +95,41 @@ class Retriever:
         assert index is not None
         return Retrieval({"type": "bm25", "k1": p.k1, "b": p.b, "depth": p.depth, "statuses": list(p.statuses),
                           "stopwords": p.stopwords, "indexed_documents": index.size})
+
+    def _vectors_info(self) -> Retrieval:
+        cfg = self.cfg
+        info = {"type": cfg.retriever, "model": cfg.model, "vectors": cfg.vectors, "depth": cfg.bm25.depth,
+                "statuses": list(cfg.bm25.statuses)}
+        if cfg.retriever == "hybrid":
+            info |= self._bm25_info().info | {"type": "hybrid", "rrf_k": cfg.rrf_k}
+        return Retrieval(info)
+
+    def _vectors(self, questions: list[tuple[str, str]], gold: Gold, problems: P.Problems, corpus_line) -> Run | None:
+        """The dense ranking, fused with BM25's for hybrid."""
+        assert self.dense is not None
+        try:
+            rankings = self.dense.rank(questions, gold, corpus_line, problems)
+        except Budget as exc:
+            problems.add(P.LIMIT, budget_message(exc, self.cfg), file=self.cfg.path_display)
+            return None
+        if rankings is not None and self.cfg.retriever == "hybrid":
+            rankings = self._fused(rankings, questions, gold, problems)
+        if rankings is None:
+            return None
+        run = Run(file=VECTORS_FILE, format=self.cfg.retriever)
+        for qid, ranking in rankings.items():
+            run.queries[qid] = RunQuery(qid, None, ranking)
+        return run
+
+    def _fused(self, dense: dict[str, list[str]], questions, gold: Gold, problems: P.Problems
+               ) -> dict[str, list[str]] | None:
+        from rag_corpus_check.dense.fusion import rrf
+
+        bm25 = self._bm25(questions, gold, problems)
+        if bm25 is None:
+            return None
+        depth = self.cfg.bm25.depth
+        return {qid: rrf([bm25.queries[qid].ranking, dense[qid]], self.cfg.rrf_k, depth) for qid in dense}
 
     def _bm25(self, questions: list[tuple[str, str]], gold: Gold, problems: P.Problems) -> Run | None:
         index = self.index
@@ -97,7 +159,7 @@ class Retriever:
         """Rankings of other questions (the base's, by id) on this corpus,
         after :meth:`run`: the built-in BM25 only (None otherwise, or when
         the work budget runs out, which is a problem)."""
-        if self.index is None:
+        if self.index is None or self.dense is not None:
             return None
         out = {}
         try:
@@ -138,6 +200,22 @@ def stored_bytes(cfg: Config) -> int | None:
                    for rel in (cfg.corpus, *cfg.gold_files, cfg.queries) if rel is not None)
     except (OSError, ValueError):
         return None
+
+
+def _corpus_where(corpus: CorpusView | None) -> Callable[[str], tuple[str, int | None]]:
+    """A corpus record's file and line (the exact reader's corpus knows its lines)."""
+    line = getattr(corpus, "line", None)
+    file = corpus.file if corpus is not None else None
+    return lambda doc_id: (file or "-", line(doc_id) if line is not None else None)
+
+
+def _dense_ranker(cfg: Config, root: str):
+    """The dense ranker of a dense or hybrid config (numpy is imported here), else None."""
+    if not cfg.uses_vectors:
+        return None
+    from rag_corpus_check.dense.ranker import DenseRanker
+
+    return DenseRanker(cfg, root)
 
 
 def _questions(gold: Gold, problems: P.Problems) -> list[tuple[str, str]] | None:

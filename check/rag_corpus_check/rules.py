@@ -68,8 +68,15 @@ def ranking(cfg: Config, run_file: str | None) -> dict:
     if cfg.retriever == "command":
         return {"source": "retriever command", "command": list(cfg.command or []), "depth": cfg.bm25.depth}
     p = cfg.bm25
-    return {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
+    bm25 = {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
             "statuses": list(p.statuses), "stopwords": p.stopwords}
+    if cfg.retriever == "dense":
+        return {"source": "dense retrieval", "model": cfg.model, "vectors": cfg.vectors, "depth": p.depth,
+                "statuses": list(p.statuses)}
+    if cfg.retriever == "hybrid":
+        return {**bm25, "source": "hybrid retrieval (BM25 + dense)", "model": cfg.model, "vectors": cfg.vectors,
+                "rrf_k": cfg.rrf_k}
+    return bm25
 
 
 def _show(value) -> str:

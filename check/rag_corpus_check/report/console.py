@@ -16,7 +16,7 @@ from rag_corpus_check.report.changes import (
 )
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
-from rag_corpus_check.report.retrieval import run_source_line
+from rag_corpus_check.report.retrieval import run_source_line, vectors_line
 from rag_corpus_check.report.rules import rules_line
 from rag_corpus_check.report.summary import gold_set_note, worst
 from rag_corpus_check.rules import OVERRIDE
@@ -72,9 +72,9 @@ def _head(out: Outcome) -> list[str]:
     rules = rules_line(out, safe_text)
     if rules:
         lines.append("  " + rules)
-    source = run_source_line(out, esc=safe_text, code=str)
-    if source:
-        lines.append("  " + source)
+    for line in (run_source_line(out, esc=safe_text, code=str), vectors_line(out, esc=safe_text)):
+        if line:
+            lines.append("  " + line)
     return lines
 
 

@@ -19,6 +19,8 @@ def run_source_line(out: Outcome, esc=cell, code=lambda t: f"`{t}`") -> str | No
     r = out.retrieval.info if out.retrieval else {}
     if r.get("type") == "bm25":
         return _bm25_line(r)
+    if r.get("type") in ("dense", "hybrid"):
+        return _vectors_line(r, esc, code)
     if cfg.run_source == "command":
         return f"Run: produced by the configured {code('retriever.command')} (code from this repository)"
     return None
@@ -30,10 +32,33 @@ def _bm25_line(r: dict) -> str:
             f"k1 {r['k1']:g}, b {r['b']:g}, depth {r['depth']}{stop})")
 
 
+def _vectors_line(r: dict, esc, code) -> str:
+    how = (f"reciprocal rank fusion (k {r['rrf_k']}) of the built-in BM25 and exact cosine search"
+           if r["type"] == "hybrid" else "exact cosine search")
+    return (f"Run: {how} over the committed vectors in {code(esc(r['vectors'], 200))} (model "
+            f"{code(esc(r['model'], 200))}; status {', '.join(r['statuses'])}; depth {r['depth']})")
+
+
+def vectors_line(out: Outcome, esc=cell) -> str | None:
+    """Dense and hybrid with a base: how many vectors the PR supplied (new
+    or changed texts: taken on trust), the first of them by id."""
+    trust = out.vector_trust
+    if trust is None:
+        return None
+    n = trust.count("supplied")
+    ids = ", ".join(esc(key, 80) for key in trust.first("supplied"))
+    more = f" (the first {len(trust.first('supplied'))}; all in the results file)" if n > len(trust.first("supplied")) else ""
+    base = "" if trust.base_model is not None else " (the base has no vectors of this model: all are)"
+    return f"Vectors this PR supplied (new or changed texts, taken on trust){base}: {n}" + (f": {ids}{more}" if n else "")
+
+
 def add_sections(s: Summary, out: Outcome) -> None:
     line = run_source_line(out)
     if line:
         s.para(line)
+    vectors = vectors_line(out)
+    if vectors:
+        s.para(vectors)
     _by_type(s, out)
     _command_output(s, out)
 

@@ -1,0 +1,108 @@
+"""The exact cosine search (rag_corpus_check.dense.search): the same
+top-depth as a brute-force numpy ranking, near-equal scores ordered by their
+exact values (not by the last bits of a BLAS product), exact ties by id, and
+the same result whatever the block sizes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rag_corpus_check.dense import search as S
+from rag_corpus_check.dense.fusion import rrf, rrf_scores
+from rag_corpus_check.retrieve import Budget
+
+
+def searcher(docs: np.ndarray, keys: list[str], eligible=None, max_work: int = 10**9) -> S.DenseSearch:
+    rows = np.arange(len(docs)) if eligible is None else np.array(eligible, dtype=np.int64)
+    return S.DenseSearch(docs, keys, rows, max_work)
+
+
+def brute_force(docs: np.ndarray, keys: list[str], questions: np.ndarray, depth: int) -> list[list[str]]:
+    """The oracle: float64 cosines with numpy, sorted by (-score, id)."""
+    d = docs.astype(np.float64)
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    out = []
+    for q in questions.astype(np.float64):
+        scores = d @ (q / np.linalg.norm(q))
+        order = sorted(range(len(keys)), key=lambda i: (-scores[i], keys[i]))
+        out.append([keys[i] for i in order[:depth]])
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f2"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_equals_a_brute_force_numpy_ranking(dtype, seed):
+    rng = np.random.default_rng(seed)
+    docs = rng.standard_normal((300, 24)).astype(dtype)
+    questions = rng.standard_normal((25, 24)).astype(dtype)
+    keys = [f"doc-{i:04d}" for i in rng.permutation(300)]
+    for depth in (1, 10, 100, 300, 500):
+        assert searcher(docs, keys).rank(questions, depth) == brute_force(docs, keys, questions, depth)
+
+
+def test_the_same_with_tiny_blocks_and_batches(monkeypatch):
+    rng = np.random.default_rng(7)
+    docs = rng.standard_normal((257, 16)).astype("<f4")
+    questions = rng.standard_normal((9, 16)).astype("<f4")
+    keys = [f"d{i}" for i in range(257)]
+    whole = searcher(docs, keys).rank(questions, 20)
+    monkeypatch.setattr(S, "block_rows", lambda array: 5)
+    monkeypatch.setattr(S, "SCORE_BYTES", 8 * 257 * 2)  # two questions at a time
+    assert searcher(docs, keys).rank(questions, 20) == whole
+
+
+def test_near_equal_scores_are_ordered_by_their_exact_values():
+    # cos(q, [1, e]) = 1/sqrt(1 + e²): for e = 2^-20 and 2^-21 the two differ by
+    # about 3.4e-13, past the 12th digit, and b (smaller e) is the closer one.
+    docs = np.array([[1.0, 2.0**-20], [1.0, 2.0**-21], [1.0, -(2.0**-20)]], dtype="<f4")
+    q = np.array([[1.0, 0.0]], dtype="<f4")
+    a = 1 / math.sqrt(1 + 2.0**-40)
+    b = 1 / math.sqrt(1 + 2.0**-42)
+    assert 0 < b - a < 1e-12
+    assert searcher(docs, ["a", "b", "c"]).rank(q, 3) == [["b", "a", "c"]]  # a and c tie exactly: by id
+
+
+def test_exact_cosine_is_fsum_over_exact_products():
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(384).astype("<f4").tolist() for _ in range(2))
+    na, nb = S.exact_norm(a), S.exact_norm(b)
+    assert S.exact_cosine(a, na, b, nb) == math.fsum(x * y for x, y in zip(a, b, strict=True)) / (na * nb)
+    assert S.exact_cosine(a[::-1], na, b[::-1], nb) == S.exact_cosine(a, na, b, nb)  # order-free
+
+
+def test_ties_are_broken_by_id_text_order():
+    docs = np.ones((4, 3), dtype="<f4")
+    q = np.array([[1.0, 2.0, 3.0]], dtype="<f4")
+    assert searcher(docs, ["b", "a", "B", "ä"]).rank(q, 4) == [["B", "a", "b", "ä"]]
+
+
+def test_only_eligible_rows_are_ranked():
+    rng = np.random.default_rng(5)
+    docs = rng.standard_normal((50, 8)).astype("<f4")
+    q = rng.standard_normal((3, 8)).astype("<f4")
+    keys = [f"d{i:02d}" for i in range(50)]
+    even = list(range(0, 50, 2))
+    got = searcher(docs, keys, even).rank(q, 10)
+    expected = brute_force(docs[even], [keys[i] for i in even], q, 10)
+    assert got == expected
+    assert searcher(docs, keys, []).rank(q, 10) == [[], [], []]
+
+
+def test_ties_at_the_cut_are_bounded_work():
+    docs = np.ones((1000, 8), dtype="<f4")
+    q = np.ones((1, 8), dtype="<f4")
+    with pytest.raises(Budget) as info:
+        searcher(docs, [f"d{i}" for i in range(1000)], max_work=999 * 8).rank(q, 10)
+    assert info.value.limit == "max_retrieval_work"
+
+
+def test_rrf_is_the_formula():
+    bm25, dense = ["a", "b", "c"], ["c", "d", "a"]
+    scores = rrf_scores([bm25, dense], 60, 3)
+    assert scores == {"a": 1 / 61 + 1 / 63, "b": 1 / 62, "c": 1 / 63 + 1 / 61, "d": 1 / 62}
+    assert rrf([bm25, dense], 60, 3) == ["a", "c", "b"]  # a and c tie exactly, b and d too: by id
+    assert rrf_scores([bm25, dense], 60, 2) == {"a": 1 / 61, "b": 1 / 62, "c": 1 / 61, "d": 1 / 62}  # cut first
+    assert rrf([bm25, dense], 60, 2) == ["a", "c"]
