@@ -13,7 +13,6 @@ import secrets
 
 from rag_corpus_check.measures import Measure
 from rag_corpus_check.outcome import FAIL, Outcome, gate_reasons
-from rag_corpus_check.rules import OVERRIDE
 from rag_corpus_check.text import safe_text
 
 MAX_PER_TYPE = 10  # GitHub shows at most 10 annotations of a type per step
@@ -61,6 +60,10 @@ def annotation_lines(out: Outcome) -> list[str]:
 def _override_annotation(out: Outcome) -> list[str]:
     """A pull request that set a new `rule_change_reason` was gated on its own
     rules: a warning on the config's diff (the first warning, never cut)."""
+    # Imported here: the comment action imports this module for `command`,
+    # with no PyYAML installed, and rules imports the config reader.
+    from rag_corpus_check.rules import OVERRIDE
+
     rules, cfg = out.rules, out.config
     if rules is None or rules.source != OVERRIDE or cfg is None:
         return []
