@@ -78,6 +78,12 @@ def _append_records(path, *records):
     return len(path.read_text().splitlines())
 
 
+def _judge(kb, *doc_ids):
+    """Label ``doc_ids`` (grade 0) on q01: only records a gold question judges are looked in."""
+    labels = "".join(f"      {d}: 0\n" for d in doc_ids)
+    edit(kb / "gold.yaml", "      howto-003: 0\n", "      howto-003: 0\n" + labels)
+
+
 def _leaks(results):
     return [p for p in results["problems"] if "text of gold question" in p["message"]
             or "contain the text of a gold question" in p["message"]]
@@ -97,9 +103,19 @@ def test_a_chunk_borrowing_a_label_with_the_question_is_warned_under_bm25(kb, tm
 def test_a_record_quoting_a_question_is_warned_with_a_committed_run(kb, tmp_path, capsys):
     text = "Our FAQ answers it:  HOW long are deleted\nbackups kept — for 30 days in the Trash."
     line = _append_records(kb / "corpus.jsonl", {"id": "faq-099", "text": text})
+    _judge(kb, "faq-099")
     code, out, results, _ = check(tmp_path, capsys, config="committed-run.rag-corpus-check.yml")
     [p] = _leaks(results)
     assert (p["file"], p["line"], p["id"]) == ("corpus.jsonl", line, "faq-099") and "`q01`" in p["message"]
+
+
+def test_a_record_no_question_judges_is_not_looked_in(kb, tmp_path, capsys):
+    """It cannot raise a measure (an unjudged document counts as not
+    relevant), and looking in every record would cost a tokenisation of the
+    whole corpus (3x the 100k check's time)."""
+    _append_records(kb / "corpus.jsonl", {"id": "faq-099", "text": f"Q: {Q01} A: 30 days."})
+    _, _, results, _ = check(tmp_path, capsys, config="committed-run.rag-corpus-check.yml")
+    assert _leaks(results) == []
 
 
 def test_short_questions_and_partial_copies_are_not_warned(kb, tmp_path, capsys):
@@ -112,6 +128,7 @@ def test_short_questions_and_partial_copies_are_not_warned(kb, tmp_path, capsys)
 
 def test_at_most_twenty_are_listed_then_a_count(kb, tmp_path, capsys):
     _append_records(kb / "corpus.jsonl", *({"id": f"copy-{i:02}", "text": f"{i}: {Q01}"} for i in range(25)))
+    _judge(kb, *(f"copy-{i:02}" for i in range(25)))
     _, _, results, _ = check(tmp_path, capsys, config="committed-run.rag-corpus-check.yml")
     leaks = _leaks(results)
     assert [p["id"] for p in leaks[:SHOWN]] == [f"copy-{i:02}" for i in range(SHOWN)]
@@ -122,6 +139,7 @@ def test_a_corpus_read_in_a_child_finds_the_same(repo, run_cli, monkeypatch):
     from rag_corpus_check.inputs import child
 
     _append_records(repo / "corpus.jsonl", {"id": "faq-099", "text": f"Q: {Q01} A: 30 days."})
+    _judge(repo, "faq-099")
     monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "0")
     serial = run_cli()
     monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "1")
@@ -142,6 +160,11 @@ def test_a_corpus_read_in_a_child_finds_the_same(repo, run_cli, monkeypatch):
     assert parallel[3]["problems"] == serial[3]["problems"]
 
 
+def _judging(gold, *doc_ids):
+    gold.queries["judge"] = GoldQuery("judge", 10_000, dict.fromkeys(doc_ids, 0), {})
+    return gold
+
+
 def test_the_work_is_bounded_on_a_crafted_corpus():
     """One word everywhere and long questions made of it: the trie steps
     stop at the bound, a multiple of the record's tokens; the records after
@@ -150,7 +173,7 @@ def test_the_work_is_bounded_on_a_crafted_corpus():
     for i in range(1, 200):
         gold.queries[f"q{i}"] = GoldQuery(f"q{i}", i, {}, {}, text="zzzz " * (1000 - i) + "b")
     gold.queries["leak"] = GoldQuery("leak", 300, {}, {}, text="how long are backups kept")
-    scan = LeakScan.of(gold)
+    scan = LeakScan.of(_judging(gold, "big0", "big1", "big2", "copy"))
     tokens = 100_000
     for i in range(3):
         scan.record(f"big{i}", {"text": "zzzz " * tokens}, i + 1)
@@ -169,7 +192,7 @@ def test_one_anchor_at_a_thousand_offsets_is_bounded_too():
     gold = Gold(file="g.yaml")
     for i in range(1000):
         gold.queries[f"q{i}"] = GoldQuery(f"q{i}", i + 1, {}, {}, text="a " * i + "zzzzzz b")
-    scan = LeakScan.of(gold)
+    scan = LeakScan.of(_judging(gold, "d"))
     scan.record("d", {"text": "zzzzzz " * 10_000}, 1)
     assert scan.work <= WORK_PER_TOKEN * 10_000 + WORK_BASE and scan.skipped == 1
 
@@ -178,7 +201,7 @@ def test_benign_work_is_a_few_steps_per_token():
     gold = Gold(file="g.yaml")
     for i in range(2000):
         gold.queries[f"q{i}"] = GoldQuery(f"q{i}", i + 1, {}, {}, text=f"how do I configure setting{i} for backups")
-    scan = LeakScan.of(gold)
+    scan = LeakScan.of(_judging(gold, "d", "e"))
     text = " ".join(f"how do I configure setting{i} for the backups" for i in range(500))
     scan.record("d", {"text": text}, 1)
     assert scan.count == 0 and scan.stopped is None
