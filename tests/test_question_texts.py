@@ -109,6 +109,14 @@ def test_a_record_quoting_a_question_is_warned_with_a_committed_run(kb, tmp_path
     assert (p["file"], p["line"], p["id"]) == ("corpus.jsonl", line, "faq-099") and "`q01`" in p["message"]
 
 
+def test_a_record_is_looked_in_for_the_few_questions_that_judge_it(kb, tmp_path, capsys):
+    """q01 judges faq-099, q02 does not: only q01 is looked for in it."""
+    _append_records(kb / "corpus.jsonl", {"id": "faq-099", "text": f"{Q01} {Q02}"})
+    _judge(kb, "faq-099")
+    _, _, results, _ = check(tmp_path, capsys, config="committed-run.rag-corpus-check.yml")
+    assert [(p["id"], "`q01`" in p["message"]) for p in _leaks(results)] == [("faq-099", True)]
+
+
 def test_a_record_no_question_judges_is_not_looked_in(kb, tmp_path, capsys):
     """It cannot raise a measure (an unjudged document counts as not
     relevant), and looking in every record would cost a tokenisation of the
@@ -161,7 +169,9 @@ def test_a_corpus_read_in_a_child_finds_the_same(repo, run_cli, monkeypatch):
 
 
 def _judging(gold, *doc_ids):
-    gold.queries["judge"] = GoldQuery("judge", 10_000, dict.fromkeys(doc_ids, 0), {})
+    """Every question judges ``doc_ids`` (grade 0): only judged records are looked in."""
+    for q in gold.queries.values():
+        q.relevant.update(dict.fromkeys(doc_ids, 0))
     return gold
 
 
