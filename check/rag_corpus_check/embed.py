@@ -26,6 +26,7 @@ from rag_corpus_check.context import logical_path
 from rag_corpus_check.dense.trust import text_sha256
 from rag_corpus_check.inputs import read_inputs, where
 from rag_corpus_check.pipeline import gold_sources, sources
+from rag_corpus_check.retrieval import _corpus_where as corpus_where
 from rag_corpus_check.safe_io import InputError
 from rag_corpus_check.text import safe_id, safe_text
 
@@ -182,13 +183,17 @@ def read_texts(root: str, cfg: Config, known: Callable[[str, str, str], bool]) -
         corpus, gold = inputs.corpus, inputs.gold
     if problems.has_errors() or corpus is None or gold is None:
         raise Invalid(problems)
-    out.where["documents"] = lambda key: (corpus.file, corpus.line(key))
+    out.where["documents"] = corpus_where(corpus)
     out.where["questions"] = lambda key: where(gold, gold.queries[key])
+    _questions(out, gold, known)
+    return out
+
+
+def _questions(out: Texts, gold, known: Callable[[str, str, str], bool]) -> None:
     for qid, q in sorted(gold.queries.items()):
         if not (q.text or "").strip():
             raise InputError("config", "question has no `query` text to embed", *where(gold, q))
         out.add("questions", qid, q.text or "", known)
-    return out
 
 
 def _listed(tables, texts: Texts) -> int:

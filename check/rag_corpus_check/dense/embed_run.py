@@ -36,6 +36,7 @@ from rag_corpus_check.safe_io import InputError
 from rag_corpus_check.text import safe_id, safe_text
 
 SHOWN = "(embedding command output)"
+POSIX = os.name == "posix"
 LINE_BYTES = 40  # at most this many bytes per number in the output, on average
 
 
@@ -77,13 +78,12 @@ def _streams(argv: list[str]) -> tuple[bool, bool]:
 
 def _run(args: list[str], cwd: str, paths: dict[str, str], streams: tuple[bool, bool], timeout: float) -> None:
     env = trusted_environment()
-    if not args or shutil.which(args[0], path=env.get("PATH")) is None and not os.path.isfile(os.path.join(cwd, args[0])):
-        raise InputError("config", f"embedding command not found: `{safe_text(args[0] if args else '', 100)}`")
-    command = [sys.executable, "-I", REAPER, *args] if os.name == "posix" else args
+    _findable(args[0], cwd, env)
+    command = [sys.executable, "-I", REAPER, *args] if POSIX else args
     with open(paths["input"] if streams[0] else os.devnull, "rb") as fin, \
             open(paths["output"] if streams[1] else os.devnull, "wb") as fout:
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=fin, stdout=fout, stderr=subprocess.PIPE,
-                                start_new_session=os.name == "posix")
+                                start_new_session=POSIX)
         tail = _Tail(proc.stderr)
         tail.start()
         status = _wait(proc, timeout)
@@ -92,11 +92,16 @@ def _run(args: list[str], cwd: str, paths: dict[str, str], streams: tuple[bool, 
         raise _bad(f"the embedding command {why}; nothing was written. Its last output:\n{tail.text()}")
 
 
+def _findable(program: str, cwd: str, env: dict[str, str]) -> None:
+    if shutil.which(program, path=env.get("PATH")) is None and not os.path.isfile(os.path.join(cwd, program)):
+        raise InputError("config", f"embedding command not found: `{safe_text(program, 100)}`")
+
+
 def _wait(proc: subprocess.Popen, timeout: float) -> int | None:
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:
-        _stop(proc, os.name == "posix")
+        _stop(proc, POSIX)
         return None
 
 

@@ -69,14 +69,15 @@ def _inside(root: str, cfg: Config) -> str:
 
 def _new(real: str, cfg: Config, args, exists: bool) -> Folder:
     assert cfg.model is not None
-    if exists:
-        raise _error(cfg, f"`{safe_text(cfg.vectors, 200)}` has a model.json already: drop --init to update it")
-    if args.model != cfg.model:
-        raise _error(cfg, f"--init --model must be the config's `retriever.model` ({safe_text(cfg.model, 200)})")
-    if args.dimensions is None or not 1 <= args.dimensions <= MAX_DIMENSIONS:
-        raise _error(cfg, f"--init needs --dimensions from 1 to {MAX_DIMENSIONS}")
-    if args.command is None:
-        raise _error(cfg, "--init needs --command: a new folder needs a vector for every text")
+    refusals = [
+        (exists, f"`{safe_text(cfg.vectors, 200)}` has a model.json already: drop --init to update it"),
+        (args.model != cfg.model, f"--init --model must be the config's `retriever.model` ({safe_text(cfg.model, 200)})"),
+        (not 1 <= (args.dimensions or 0) <= MAX_DIMENSIONS, f"--init needs --dimensions from 1 to {MAX_DIMENSIONS}"),
+        (args.command is None, "--init needs --command: a new folder needs a vector for every text"),
+    ]
+    for refused, message in refusals:
+        if refused:
+            raise _error(cfg, message)
     os.makedirs(real, exist_ok=True)
     dtype = DTYPES[args.dtype]
     return Folder(real, cfg.model, args.dimensions, None, {kind: dtype for kind, _ in KINDS})
