@@ -200,3 +200,37 @@ def test_init_checks_its_arguments(dense_kb, capsys, embedder):
 def test_a_bm25_config_is_refused(kb, capsys):
     code, out = embed(capsys)
     assert code == 2 and "`retriever.type: dense` or `hybrid`" in out
+
+
+def test_a_missing_command_or_placeholder_is_exit_2(dense_kb, capsys, embedder):
+    code, out = init(capsys, "no-such-embedder-here --fast")
+    assert code == 2 and "embedding command not found: `no-such-embedder-here`" in out
+    code, out = init(capsys, embedder() + " {texts}")
+    assert code == 2 and "unknown placeholder" in out
+    assert not (dense_kb / "vectors" / "model.json").exists()
+
+
+def test_a_hybrid_config_is_embedded_too(dense_kb, tmp_path, capsys, embedder):
+    path = dense_kb / ".rag-corpus-check.yml"
+    path.write_text(path.read_text().replace("type: dense", "type: hybrid"))
+    assert init(capsys, embedder())[0] == 0
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 0 and results["run_source"]["type"] == "hybrid", text
+
+
+def test_the_command_sees_no_runner_files_but_keeps_its_key():
+    from rag_corpus_check.dense.embed_run import trusted_environment
+
+    env = trusted_environment({"GITHUB_OUTPUT": "/x", "GITHUB_ENV": "/y", "ACTIONS_RUNTIME_TOKEN": "t",
+                               "INPUT_CONFIG": "c", "OPENAI_API_KEY": "k", "HF_TOKEN": "h", "GITHUB_SHA": "s"})
+    assert env == {"OPENAI_API_KEY": "k", "HF_TOKEN": "h", "GITHUB_SHA": "s"}
+
+
+def test_ids_are_printed_safely(dense_kb, capsys, embedder):
+    with (dense_kb / "corpus.jsonl").open("a") as f:
+        f.write(json.dumps({"id": "::error::owned", "text": "x", "status": "active", "snapshot": "2026-11-30"}) + "\n")
+    assert init(capsys, embedder())[0] == 0
+    with (dense_kb / "corpus.jsonl").open("a") as f:
+        f.write(json.dumps({"id": "##[error]owned", "text": "y", "status": "active", "snapshot": "2026-11-30"}) + "\n")
+    code, out = embed(capsys)
+    assert code == 1 and "##[" not in out and not any(line.lstrip().startswith("::") for line in out.splitlines())
