@@ -46,6 +46,7 @@ def test_an_edited_record_without_a_new_vector_is_stale(kb, tmp_path, capsys):
     assert (first["file"], first["line"], first["id"]) == ("corpus.jsonl", 1, "faq-001")
     assert "stale vector" in first["message"] and "vectors/documents.jsonl" in first["message"]
     assert "1 texts have no current vector" in reembed["message"] and "test-model-1" in reembed["message"]
+    assert "rag-corpus-check embed --command" in reembed["message"]
     assert "Standard at" not in text  # no document text in the output
 
 

@@ -106,3 +106,49 @@ def test_rrf_is_the_formula():
     assert rrf([bm25, dense], 60, 3) == ["a", "c", "b"]  # a and c tie exactly, b and d too: by id
     assert rrf_scores([bm25, dense], 60, 2) == {"a": 1 / 61, "b": 1 / 62, "c": 1 / 61, "d": 1 / 62}  # cut first
     assert rrf([bm25, dense], 60, 2) == ["a", "c"]
+
+
+def exact_oracle(docs: np.ndarray, keys: list[str], questions: np.ndarray, depth: int) -> list[list[str]]:
+    """Every document rescored with the exact cosine, sorted by (-score, id)."""
+    rows = [d.tolist() for d in docs]
+    norms = [S.exact_norm(r) for r in rows]
+    out = []
+    for q in questions:
+        ql = q.tolist()
+        nq = S.exact_norm(ql)
+        order = sorted(range(len(keys)), key=lambda i: (-S.exact_cosine(rows[i], norms[i], ql, nq), keys[i]))
+        out.append([keys[i] for i in order[:depth]])
+    return out
+
+
+def near_ties(seed: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Random rows and runs of rows whose cosines with the questions differ past the 12th digit."""
+    rng = np.random.default_rng(seed)
+    spread = np.array([[1.0, k * 2.0**-21, 0.0, 0.0] for k in rng.integers(-6, 6, 60)], dtype="<f4")
+    docs = np.concatenate([rng.standard_normal((120, 4)).astype("<f4"), spread, spread[:10]])
+    questions = np.concatenate([[[1.0, 0.0, 0.0, 0.0]], rng.standard_normal((5, 4))]).astype("<f4")
+    return docs, questions, [f"k{i:03d}" for i in rng.permutation(len(docs))]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_only_near_equal_runs_are_rescored_and_the_order_is_exact(seed):
+    docs, questions, keys = near_ties(seed)
+    for depth in (1, 5, 30, 100, 400):
+        assert searcher(docs, keys).rank(questions, depth) == exact_oracle(docs, keys, questions, depth)
+
+
+def test_another_blas_cannot_reorder(monkeypatch):
+    # Approximate scores off by up to the proven error bound (2.3e-11), as on
+    # another BLAS build or CPU: the ranking stays the exact one.
+    docs, questions, keys = near_ties(2)
+    expected = exact_oracle(docs, keys, questions, 50)
+    blocks = S.DenseSearch._blocks
+    rng = np.random.default_rng(9)
+
+    def noisy(self, unit):
+        for start, scores in blocks(self, unit):
+            yield start, scores + rng.uniform(-2.3e-11, 2.3e-11, scores.shape)
+
+    monkeypatch.setattr(S.DenseSearch, "_blocks", noisy)
+    for _ in range(5):
+        assert searcher(docs, keys).rank(questions, 50) == expected

@@ -14,6 +14,7 @@ from rag_corpus_check import problems as P
 from rag_corpus_check.check import run_check
 from rag_corpus_check.config import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.context import github_context, logical_path
+from rag_corpus_check.embed import embed_main
 from rag_corpus_check.outcome import ERROR, EXIT_CODES, FAIL, INVALID, PASS, Outcome
 from rag_corpus_check.pipeline import Options, last_stage
 from rag_corpus_check.rules import SOURCES
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rag-corpus-check",
         usage="rag-corpus-check [check] [options] | retrieve --out PATH [options] | merge RESULTS... [options] "
-        "| pool --out PATH [options]",
+        "| pool --out PATH [options] | embed [options]",
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
@@ -297,7 +298,7 @@ def pool_main(argv: list[str]) -> int:
         return _internal_error(exc, "pool", False)
 
 
-SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": pool_main}
+SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": pool_main, "embed": embed_main}
 
 
 # The last check's outcome: kept so that returning from main() does not free

@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     try:
-        proc = subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, start_new_session=True)  # stdin: the caller's (DEVNULL for a retriever)
     except OSError:
         return 127
     status = None

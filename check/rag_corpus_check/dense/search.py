@@ -14,7 +14,13 @@ width). So the search has two steps:
    ``2.3e-11`` for ``d ≤ 65,536`` (model.json's limit). Every document whose
    approximate score is within :data:`MARGIN` (``1e-9``) of the
    ``depth``-th best is kept (:class:`_Pool`, while the blocks stream by).
-2. **Exact rescoring** of the candidates: float32 and float16 values are
+2. **Exact order** of the candidates: sorted by approximate score, which
+   already orders any two candidates more than ``MARGIN`` apart exactly (their
+   exact scores differ by more than ``MARGIN − 2·2.3e-11 > 0``); each run of
+   candidates less than ``MARGIN`` apart is **rescored exactly**, which
+   ordering every candidate by its exact score would do too (so the ranking
+   is that of exact scores, whatever the approximate ones were). Exact
+   rescoring: float32 and float16 values are
    exact in float64, the product of two of them is exact in float64 (at most
    24 + 24 significant bits, no overflow or underflow), and
    :func:`math.fsum` is correctly rounded, so ``fsum(a_i·b_i) / (|a|·|b|)``
@@ -38,6 +44,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -104,7 +111,7 @@ class DenseSearch:
         for start, scores in self._blocks(unit):
             for j, pool in enumerate(pools):
                 pool.offer(start, scores[:, j])
-        return [self._exact(asked[j], pool.rows, depth) for j, pool in enumerate(pools)]
+        return [self._exact(asked[j], pool, depth) for j, pool in enumerate(pools)]
 
     def _blocks(self, unit: np.ndarray):
         """``(first row, approximate cosines)`` per block of documents (rows ×
@@ -121,17 +128,33 @@ class DenseSearch:
             scores[~allowed[start:start + step]] = -np.inf
             yield start, scores
 
-    def _exact(self, question: np.ndarray, rows: np.ndarray, depth: int) -> list[str]:
+    def _exact(self, question: np.ndarray, pool: _Pool, depth: int) -> list[str]:
+        """The candidates in exact order, cut at ``depth``: by approximate
+        score, then each run of candidates less than :data:`MARGIN` apart
+        rescored exactly (between runs the order is the exact one already)."""
         dims = self.docs.shape[1]
-        self.work += len(rows) * dims
+        self.work += len(pool.rows) * dims  # as if every candidate were rescored: ties are work
         if self.work > self.max_work:
             raise Budget("max_retrieval_work", f"the exact cosine rescoring took over {self.max_work} units of "
                          "work (many documents tied with the depth-th best?)")
+        order = np.argsort(-pool.scores, kind="stable")
+        rows, approx = pool.rows[order], pool.scores[order]
+        cuts = [0, *(np.flatnonzero(approx[:-1] - approx[1:] > MARGIN) + 1).tolist(), len(rows)]
         q = question.tolist()
         nq = exact_norm(q)
-        scored = [(-self._cosine(int(r), q, nq), self.keys[r]) for r in rows]
-        scored.sort()
-        return [key for _, key in scored[:depth]]
+        out: list[str] = []
+        for start, end in pairwise(cuts):
+            if len(out) >= depth:
+                break
+            out += self._run(rows[start:end], q, nq)
+        return out[:depth]
+
+    def _run(self, rows: np.ndarray, q: list[float], nq: float) -> list[str]:
+        """One run of near-equal candidates, by exact score then id."""
+        if len(rows) == 1:
+            return [self.keys[rows[0]]]
+        scored = sorted((-self._cosine(int(r), q, nq), self.keys[r]) for r in rows)
+        return [key for _, key in scored]
 
     def _cosine(self, row: int, q: list[float], nq: float) -> float:
         vector = self.docs[row].tolist()

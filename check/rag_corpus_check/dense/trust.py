@@ -14,7 +14,9 @@ from rag_corpus_check import problems as P
 # The one line on how to re-embed, after the stale rows are listed.
 REEMBED = ("{n} texts have no current vector in `{folder}`: embed each listed text (the record's `text`, the "
            "question's text) with `{model}`, and write its row to {kind}.npy with "
-           '{{"{key}": <id>, "sha256": <sha-256 of the UTF-8 text>}} on the same line of {kind}.jsonl')
+           '{{"{key}": <id>, "sha256": <sha-256 of the UTF-8 text>}} on the same line of {kind}.jsonl — '
+           '`rag-corpus-check embed --command "<your embedding command>"` does this, on a developer\'s machine '
+           "or in a push job (never in the pull request's job)")
 
 
 def text_sha256(text: str) -> str:
