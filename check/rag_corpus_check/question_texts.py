@@ -103,6 +103,13 @@ def _judging(gold: Gold, questions: dict[tuple[str, ...], list[str]]) -> dict[st
     return out
 
 
+def _among(tokens: list[str], judging: list) -> dict[str, None]:
+    """The few questions that judge a record, each a substring search in C
+    over its tokens joined (token boundaries are the spaces around them)."""
+    joined = " " + " ".join(tokens) + " "
+    return dict.fromkeys(qid for text, qids in judging if text in joined for qid in qids)
+
+
 def _rare(token: str) -> tuple[int, str]:
     """A question's anchor is its longest token (the rarest, as a rule); of
     equal lengths the greatest in code-point order."""
@@ -202,18 +209,21 @@ class LeakScan:
         title = rec.get("title")
         tokens = tokens_of(rec["text"] if not title else title + "\n" + rec["text"])
         self.tokens += len(tokens)
-        found: dict[str, None] = {}
-        if len(judging) <= FEW:  # the few questions that judge it, each a search in C
-            joined = " " + " ".join(tokens) + " "
-            found.update(dict.fromkeys(qid for text, qids in judging if text in joined for qid in qids))
-        elif not self._anchors.isdisjoint(tokens) and not self._look(
-                tokens, found, self.work + WORK_PER_TOKEN * len(tokens) + WORK_BASE):
-            self.skipped += 1
-            self.stopped = self.stopped or (doc_id, line)
+        found = _among(tokens, judging) if len(judging) <= FEW else self._everywhere(tokens, doc_id, line)
         for qid in found:
             self.count += 1
             if len(self.found) < SHOWN:
                 self.found.append((doc_id, line, qid))
+
+    def _everywhere(self, tokens: list[str], doc_id: str, line: int | None) -> dict[str, None]:
+        """Every question in ``tokens``, by the bounded trie walk (a record
+        past the bound is passed over and noted)."""
+        found: dict[str, None] = {}
+        bound = self.work + WORK_PER_TOKEN * len(tokens) + WORK_BASE
+        if not self._anchors.isdisjoint(tokens) and not self._look(tokens, found, bound):
+            self.skipped += 1
+            self.stopped = self.stopped or (doc_id, line)
+        return found
 
     def _look(self, tokens: list[str], found: dict[str, None], bound: int) -> bool:
         """The questions in ``tokens`` added to ``found``; False when the
