@@ -180,14 +180,18 @@ class BM25Index:
         k1, b = self.params.k1, self.params.b
         norm = np.array([k1 * (1 - b + b * (dl / avgdl)) if avgdl else k1 for dl in self._doc_len], dtype=float)
         term_nos = np.frombuffer(self._term_nos, dtype=np.intc)
+        dfs = np.bincount(term_nos, minlength=len(self._terms))
+        idf = np.array([math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs.tolist()], dtype=float)
         order = np.argsort(term_nos, kind="stable")  # by term, then by document
         rows = np.repeat(np.arange(n, dtype=np.intc), np.frombuffer(self._pairs, dtype=np.intc))[order]
         tf = np.frombuffer(self._tfs, dtype=np.intc)[order].astype(float)
-        dfs = np.bincount(term_nos, minlength=len(self._terms))
-        idf = np.array([math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs.tolist()], dtype=float)
-        weights = idf[term_nos[order]] * tf / (tf + norm[rows])
-        self._csr = (np.concatenate(([0], np.cumsum(dfs))).tolist(), rows, weights)
+        weights = idf[term_nos[order]]
+        del order, term_nos
         self._term_nos, self._tfs, self._pairs = array("i"), array("i"), array("i")
+        weights *= tf  # in place, to keep the peak low: (idf · tf) / (tf + norm)
+        tf += norm[rows]
+        weights /= tf
+        self._csr = (np.concatenate(([0], np.cumsum(dfs))).tolist(), rows, weights)
         return self
 
     def score(self, query: str) -> tuple[Any, Any]:
