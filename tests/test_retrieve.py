@@ -116,6 +116,17 @@ def _common_index(n_docs=2000):
     return _index({f"d{i}": f"common word t{i}" for i in range(n_docs)})
 
 
+def test_every_question_is_scored_from_zero():
+    # A question scores the same after others as on a fresh index, whether
+    # its postings are summed by their distinct documents (rare terms: under
+    # 1/16 of the documents) or into an array of every document (common).
+    docs = {f"d{i:03d}": "common " * (i % 3 + 1) + f"rare{i % 50}" for i in range(200)}
+    idx = _index(docs)
+    for q in ["rare7", "common", "rare7 common rare9", "rare7", "nothing", "common common"]:
+        assert idx.search_scored(q) == _index(docs).search_scored(q), q
+    assert len(idx.search("rare7")) == 4 and len(idx.search("common")) == 100
+
+
 def test_repeated_query_terms_cost_one_pass():
     """10,000 copies of one token visit that token's postings once: the
     same work as one copy (it was 10,000 passes), and the scores are the
@@ -179,7 +190,7 @@ def test_index_budgets(bounds, limit):
         for i in range(1000):
             idx.add(f"d{i}", f"unique{i}")
     assert exc.value.limit == limit
-    assert idx.postings <= 151 and len(idx._tf) <= 151  # stopped at the bound, not at the end
+    assert idx.postings <= 151 and len(idx._terms) <= 151  # stopped at the bound, not at the end
 
 
 def test_normalisation_is_linear_in_long_runs(monkeypatch):
