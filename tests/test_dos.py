@@ -125,7 +125,8 @@ def test_bm25_work_is_bounded_by_the_text_it_was_given():
             index.search(f"x {i}")
     assert exc.value.limit == "max_retrieval_work_per_byte"
     assert "limits.max_retrieval_work_per_byte" in exc.value.message
-    assert index.work <= WORK_FLOOR + 8 * index.text_chars + 2 * 25_000
+    per_byte = Bounds().max_retrieval_work_per_byte
+    assert index.work <= WORK_FLOOR + per_byte * index.text_chars + 2 * 25_000
     assert index.work_allowed < 5_000_000
 
 

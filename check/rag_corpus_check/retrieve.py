@@ -101,7 +101,7 @@ class Bounds:
     max_retrieval_work: int = 500_000_000
     # Work per character of text indexed and searched for (documents' title
     # and text, questions): what ties the worst case to the input's size.
-    max_retrieval_work_per_byte: int = 8
+    max_retrieval_work_per_byte: int = 32
 
 
 # Work every input may take whatever its size (a small corpus with many
