@@ -18,8 +18,7 @@ from rag_corpus_check.inputs import Inputs, Run, read_gold_set
 from rag_corpus_check.measures import Measure
 from rag_corpus_check.measures import Options as MeasureOptions
 from rag_corpus_check.outcome import BaseResult, Outcome, decide
-from rag_corpus_check.pipeline import Options, enter, gate, gold_sources, measure
-from rag_corpus_check.pipeline import sources as pipeline_sources
+from rag_corpus_check.pipeline import Options, enter, gate, gold_sources, input_sources, measure
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 from rag_corpus_check.text import safe_text
 
@@ -165,7 +164,7 @@ def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
     retriever to rank too; None when the base's gold set cannot be read
     (measuring the base says why)."""
     problems = P.Problems()
-    sources = pipeline_sources(root, base_cfg, problems)
+    sources = input_sources(root, base_cfg, problems)
     if sources is None:
         return None
     gold = read_gold_set(gold_sources(sources), sources.get("queries"), base_cfg.limits, problems)

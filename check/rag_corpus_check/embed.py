@@ -25,7 +25,7 @@ from rag_corpus_check.config import VECTOR_TYPES, Config, add_tree_arguments, lo
 from rag_corpus_check.context import logical_path
 from rag_corpus_check.dense.trust import text_sha256
 from rag_corpus_check.inputs import read_inputs, where
-from rag_corpus_check.pipeline import gold_sources, sources
+from rag_corpus_check.pipeline import gold_sources, input_sources
 from rag_corpus_check.retrieval import _corpus_where as corpus_where
 from rag_corpus_check.safe_io import InputError
 from rag_corpus_check.text import safe_id, safe_text
@@ -168,7 +168,7 @@ def read_texts(root: str, cfg: Config, known: Callable[[str, str, str], bool]) -
     """Every corpus record (its text's hash; a served one's text when it has
     no current row) and every gold question."""
     problems, out = P.Problems(), Texts()
-    found = sources(root, cfg, problems)
+    found = input_sources(root, cfg, problems)
     if found is None:
         raise Invalid(problems)
 

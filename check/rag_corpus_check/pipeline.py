@@ -84,7 +84,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: d
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
         return Inputs()
     enter(out, "load")
-    sources = _sources(root, cfg, out.problems)
+    sources = input_sources(root, cfg, out.problems)
     if sources is None:
         return Inputs()
     retriever = Retriever(cfg, sources["corpus"].display, root) if cfg.run is None else None
@@ -188,7 +188,7 @@ def _validate(cfg: Config, out: Outcome, evaluation: Evaluation, irrelevant: tup
         out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus)
 
 
-def _sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] | None:
+def input_sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] | None:
     """The input files, resolved inside the root, with their formats; the
     files of a `gold:` list under the keys `gold`, `gold[1]`, `gold[2]`, …"""
     wanted: list[tuple[str, str, str | None]] = [("corpus", cfg.corpus, cfg.corpus_format), *_gold_files(cfg)]
@@ -200,18 +200,13 @@ def _sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] 
     return sources if len(sources) == len(wanted) and _distinct_gold(cfg, sources, problems) else None
 
 
-def sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] | None:
-    """The input files of ``cfg`` as the check resolves them (see :func:`_sources`)."""
-    return _sources(root, cfg, problems)
-
-
 def _gold_files(cfg: Config) -> list[tuple[str, str, str | None]]:
     keys = ["gold", *(f"gold[{i}]" for i in range(1, len(cfg.gold_files)))]
     return [(key, rel, gold_format(rel, cfg.gold_format)) for key, rel in zip(keys, cfg.gold_files, strict=True)]
 
 
 def gold_sources(sources: dict[str, Source]) -> list[Source]:
-    """The gold files among :func:`_sources`' sources, in the config's order."""
+    """The gold files among :func:`input_sources`' sources, in the config's order."""
     return [source for key, source in sources.items() if key.partition("[")[0] == "gold"]
 
 
