@@ -17,7 +17,7 @@ and bm25s 0.3 ``method="lucene"`` (the same tokenizer, ``index`` +
 ``retrieve(k=100, n_threads=1)``), and prints the medians and their ratio.
 bm25s is optional (``pip install bm25s``); without it only the built-in runs.
 
-``--compare REV`` also loads ``check/rag_corpus_check/retrieve.py`` as of the
+``--compare REV`` also loads ``check/rag_corpus_check/retrieval/bm25.py`` as of the
 git revision REV and checks that it ranks every question of every case
 identically (same ids, same order, scores equal to 1e-9; they are bit-equal
 when the addition order is the same), timing one run of each.
@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "check"))
 
 from generate import vocabulary  # noqa: E402
 
-from rag_corpus_check import retrieve  # noqa: E402
+from rag_corpus_check.retrieval import bm25 as retrieve  # noqa: E402
 
 DEPTH = 100
 
@@ -108,7 +108,7 @@ def _timed(fn, *args) -> float:
 
 def load_revision(rev: str):
     """retrieve.py as of git revision ``rev``, as a module of its own."""
-    source = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:check/rag_corpus_check/retrieve.py"],
+    source = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:check/rag_corpus_check/retrieval/bm25.py"],
                             capture_output=True, text=True, check=True).stdout
     path = os.path.join(tempfile.mkdtemp(), "retrieve_old.py")
     with open(path, "w", encoding="utf-8") as f:

@@ -110,7 +110,7 @@ def plain_numpy(folder: str, depth: int, dtype: str) -> list[list[int]]:
 
 def check_search(folder: str, depth: int) -> list[list[int]]:
     sys.path.insert(0, CHECK)
-    from rag_corpus_check.dense.search import DenseSearch
+    from rag_corpus_check.retrieval.dense.search import DenseSearch
 
     docs = np.load(os.path.join(folder, "vectors", "documents.npy"), mmap_mode="r")
     q = np.load(os.path.join(folder, "vectors", "questions.npy"), mmap_mode="r")

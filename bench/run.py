@@ -54,7 +54,7 @@ BM25S = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import bm25s
-from rag_corpus_check.retrieve import tokenize
+from rag_corpus_check.retrieval.bm25 import tokenize
 ids, docs = [], []
 for line in open("corpus.jsonl", encoding="utf-8"):
     r = json.loads(line)
@@ -105,7 +105,7 @@ def rss_of(cmd: list[str], cwd: str) -> int:
 CHECK_RSS = """
 import os, resource, sys
 sys.path.insert(0, sys.argv[1])
-from rag_corpus_check.cli import main
+from rag_corpus_check.commands.cli import main
 main(sys.argv[2:])
 me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024

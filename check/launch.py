@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from rag_corpus_check.cli import run
+from rag_corpus_check.commands.cli import run
 
 if __name__ == "__main__":
     run()

@@ -20,6 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.report.comment import (
     MARKER,
     MAX_ARTIFACT_BYTES,
@@ -33,7 +34,6 @@ from rag_corpus_check.report.comment import (
     render_refused,
 )
 from rag_corpus_check.report.github import command
-from rag_corpus_check.text import safe_text
 
 TIMEOUT_S = 60
 MAX_JSON_BYTES = 10 * 1024 * 1024

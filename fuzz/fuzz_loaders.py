@@ -32,7 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "check"))
 with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
     import yaml
 
-    from rag_corpus_check import problems as P
+    from rag_corpus_check.core import problems as P
+    from rag_corpus_check.core.text import safe_text
     from rag_corpus_check.inputs import corpus as exact_corpus
     from rag_corpus_check.inputs import fast as fast_readers
     from rag_corpus_check.inputs.gold import read_gold
@@ -48,7 +49,6 @@ with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
         yamltext,
     )
     from rag_corpus_check.safe_io.scanner import Slow, jsonl_blocks, thaw
-    from rag_corpus_check.text import safe_text
 
 LIMITS = Limits(max_line_bytes=1 << 16, max_records=10_000)
 WORK = tempfile.mkdtemp(prefix="rcc-fuzz-")

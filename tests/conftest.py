@@ -29,7 +29,7 @@ def repo(tmp_path, monkeypatch):
 @pytest.fixture
 def run_cli(tmp_path, capsys):
     """Call main(argv) with results and summary written into tmp_path."""
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     def _run(*argv, config=".rag-corpus-check.yml"):
         out = tmp_path / "out"
@@ -77,7 +77,7 @@ def check(tmp_path, capsys, *argv, config=".rag-corpus-check.yml"):
     stdout, results or None, summary or "")."""
     import json
 
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     out = tmp_path / "out"
     code = main(["--config", config, "--output", str(out / "r.json"),

@@ -276,7 +276,7 @@ def patched_env(values: dict, remove=_GH_VARS):
 
 def run_inprocess(repo: Path, work: Path, argv=(), env=None) -> Result:
     """``main(argv)`` with cwd = the repository and GitHub's files in ``work``."""
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     p = _paths(work)
     out, err = io.StringIO(), io.StringIO()
@@ -574,7 +574,7 @@ def check_invariants(
             if where is not None:
                 assert location(p).startswith(where), (location(p), where)
             # The terminal names the same place (escaped, as everything untrusted is).
-            from rag_corpus_check.text import safe_text
+            from rag_corpus_check.core.text import safe_text
 
             assert safe_text(location(p), 200) in res.out, ctx
         # The summary: present, small, UTF-8, and GitHub shows no data as markup.

@@ -34,7 +34,7 @@ from hostile import (
     plant_git_dir,
     yq,
 )
-from rag_corpus_check.text import safe_text
+from rag_corpus_check.core.text import safe_text
 
 
 @dataclass(frozen=True, kw_only=True)

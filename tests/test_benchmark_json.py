@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from rag_corpus_check.cli import main
-from rag_corpus_check.context import Context
-from rag_corpus_check.evaluate import Evaluation
-from rag_corpus_check.measures import Measure
-from rag_corpus_check.outcome import Outcome
-from rag_corpus_check.problems import Problems
+from rag_corpus_check.commands.cli import main
+from rag_corpus_check.core.problems import Problems
+from rag_corpus_check.metrics.evaluate import Evaluation
+from rag_corpus_check.metrics.measures import Measure
+from rag_corpus_check.pipeline.context import Context
+from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.results import BENCHMARK_UNIT, benchmark_entries
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rag_corpus_check.core.schemas import load_schema, validator
 from rag_corpus_check.inputs import checks
-from rag_corpus_check.schemas import load_schema, validator
 
 ODD = ["", "a", "a\n", "\n", "x\x00y", "\x7f", "a\u2028", "\u0085", "é", "١٢", " ", "\t", "ok-id",
        "a" * 512, "a" * 513, "s" * 200, "s" * 201, "t" * 100, "t" * 101]

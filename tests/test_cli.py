@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import ROOT, write
-from rag_corpus_check.cli import main
+from rag_corpus_check.commands.cli import main
 from rag_corpus_check.report.github import OUTPUT_NAMES
 from support.github import parse_github_output
 
@@ -418,7 +418,7 @@ def test_pr_head_and_merge_commit_in_summary(repo, run_cli, tmp_path, monkeypatc
 
 
 def test_internal_error_exits_3_without_traceback(repo, run_cli, monkeypatch):
-    import rag_corpus_check.pipeline as pipeline
+    import rag_corpus_check.pipeline.stages as pipeline
 
     def boom(*a, **k):
         raise KeyError("secret-document-text")
@@ -490,7 +490,7 @@ def test_entry_points_exit_with_all_output_and_the_exit_code(repo, tmp_path, cap
     import tomllib
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"rag-corpus-check": "rag_corpus_check.cli:run"}
+    assert scripts == {"rag-corpus-check": "rag_corpus_check.commands.cli:run"}
     assert "run()" in (ROOT / "check" / "launch.py").read_text()
     if broken:
         (repo / "run.jsonl").write_text('{"query_id": "q01", "ranking": ["ghost"]}\n')
@@ -508,7 +508,7 @@ def test_entry_points_exit_with_all_output_and_the_exit_code(repo, tmp_path, cap
 def test_run_lets_an_interrupt_out_the_usual_way(monkeypatch):
     """Ctrl-C (or a broken pipe) is not swallowed by the fast exit: it
     leaves run() as an exception, and the kept outcome is let go."""
-    from rag_corpus_check import cli
+    from rag_corpus_check.commands import cli
 
     def interrupted():
         cli.LAST_OUTCOME[0] = object()
@@ -583,8 +583,8 @@ def test_readme_quick_start_output_is_true(tmp_path, monkeypatch, capsys):
 
 def test_readme_config_reference_is_valid(tmp_path):
     """The configuration block in the README loads without a problem."""
-    from rag_corpus_check.config import load_config
-    from rag_corpus_check.problems import Problems
+    from rag_corpus_check.config.load import load_config
+    from rag_corpus_check.core.problems import Problems
 
     readme = (ROOT / "README.md").read_text()
     block = readme.split("## Configuration", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT, write
-from rag_corpus_check.cli import main
+from rag_corpus_check.commands.cli import main
 
 
 def _no_run(repo, extra=""):
@@ -275,7 +275,7 @@ def test_the_callers_timeout_is_the_ceiling(repo, run_cli):
 def test_output_is_capped_while_it_is_read(repo, run_cli):
     """40 MB on stdout: read as it comes (no deadlock on a full pipe), only
     the tail kept (MAX_CAPTURE bytes), the last line shown."""
-    from rag_corpus_check import retrieve_command
+    from rag_corpus_check.retrieval import external as retrieve_command
 
     script = GOOD + "for i in range(400_000):\n    print('x' * 99)\nprint('the last line')\n"
     _command_repo(repo, script)
@@ -335,7 +335,7 @@ def test_the_same_question_text_is_refused_before_any_search(repo, run_cli, monk
     """A YAML gold set can repeat one long question through aliases: a
     question asked twice is an input error (question_texts), found before
     anything is searched."""
-    from rag_corpus_check import retrieve
+    from rag_corpus_check.retrieval import bm25 as retrieve
 
     _no_run(repo)
     gold = (repo / "gold.yaml").read_text(encoding="utf-8")
@@ -353,7 +353,7 @@ def test_the_same_question_text_is_refused_before_any_search(repo, run_cli, monk
 
 
 def test_a_questions_file_past_its_cap_is_a_limit(repo, run_cli, monkeypatch):
-    from rag_corpus_check import retrieval
+    from rag_corpus_check.pipeline import rankings as retrieval
 
     monkeypatch.setattr(retrieval, "MAX_QUESTIONS_BYTES", 1000)
     _command_repo(repo, GOOD)

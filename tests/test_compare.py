@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 from conftest import EXAMPLE
-from rag_corpus_check.cli import main
-from rag_corpus_check.compare import paired_randomization
+from rag_corpus_check.commands.cli import main
+from rag_corpus_check.gate.compare import paired_randomization
 from support import repos
 from support.repos import commit, edit
 
@@ -198,7 +198,7 @@ def test_randomization_work_is_bounded():
     """Look-ups per measure: n/8 per permutation, the permutations shrinking
     past 2,000 questions so the product stays within WORK (never below
     1,000 permutations)."""
-    from rag_corpus_check.compare import MIN_PERMUTATIONS, PERMUTATIONS, WORK, permutations_for
+    from rag_corpus_check.gate.compare import MIN_PERMUTATIONS, PERMUTATIONS, WORK, permutations_for
 
     assert permutations_for(10) == permutations_for(2000) == PERMUTATIONS
     for n in (4000, 10_000, 20_000):

@@ -4,9 +4,9 @@ say, thresholds parsed into Measures."""
 import pytest
 
 from conftest import EXAMPLE, write
-from rag_corpus_check import problems as P
-from rag_corpus_check.config import LIMIT_NAMES, load_config
-from rag_corpus_check.measures import Measure
+from rag_corpus_check.config.load import LIMIT_NAMES, load_config
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.metrics.measures import Measure
 
 MINIMAL = "version: 1\ncorpus: c.jsonl\ngold: g.yaml\nk: 5\n"
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 from support.vectors import dense_config, embed_kb
 
-PROBE = ("import sys; from rag_corpus_check.cli import main; code = main(['--quiet', '--output', *sys.argv[1:]]); "
+PROBE = ("import sys; from rag_corpus_check.commands.cli import main; code = main(['--quiet', '--output', *sys.argv[1:]]); "
          "print(code, 'numpy' in sys.modules)")
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from rag_corpus_check.dense.fusion import rrf, rrf_scores
+from rag_corpus_check.retrieval.dense.fusion import rrf, rrf_scores
 from support.vectors import dense_config, embed_kb
 
 ranx = pytest.importorskip("ranx")
@@ -49,7 +49,7 @@ def test_random_rankings_fuse_as_ranx_does():
 
 
 def _retrieve(kb, tmp_path, kind: str) -> dict[str, list[str]]:
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     dense_config(kb, kind, rrf_k=20)
     if kind == "bm25":  # the same BM25 as hybrid's (no stop words, depth 100)

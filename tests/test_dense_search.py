@@ -1,4 +1,4 @@
-"""The exact cosine search (rag_corpus_check.dense.search): the same
+"""The exact cosine search (rag_corpus_check.retrieval.dense.search): the same
 top-depth as a brute-force numpy ranking, near-equal scores ordered by their
 exact values (not by the last bits of a BLAS product), exact ties by id, and
 the same result whatever the block sizes."""
@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from rag_corpus_check.dense import search as S
-from rag_corpus_check.dense.fusion import rrf, rrf_scores
-from rag_corpus_check.retrieve import Budget
+from rag_corpus_check.retrieval.bm25 import Budget
+from rag_corpus_check.retrieval.dense import search as S
+from rag_corpus_check.retrieval.dense.fusion import rrf, rrf_scores
 
 
 def searcher(docs: np.ndarray, keys: list[str], eligible=None, max_work: int = 10**9) -> S.DenseSearch:

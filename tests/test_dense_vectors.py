@@ -1,4 +1,4 @@
-"""The vectors folder reader (rag_corpus_check.dense.folder, .npy): what a
+"""The vectors folder reader (rag_corpus_check.retrieval.dense.folder, .npy): what a
 team commits is read; what a pull request could craft (a pickle, a header
 that lies, NaN, zero rows, a wrong shape or dtype) is refused with the file
 and the row's line."""
@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_corpus_check.dense.folder import Place, read_vectors
-from rag_corpus_check.dense.npy import MAX_HEADER, read_header
+from rag_corpus_check.retrieval.dense.folder import Place, read_vectors
+from rag_corpus_check.retrieval.dense.npy import MAX_HEADER, read_header
 from rag_corpus_check.safe_io import InputError, Limits
 from support.vectors import MODEL, write_folder
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
 from rag_corpus_check.inputs import foreign
 from rag_corpus_check.inputs import gold as gold_reader
 from rag_corpus_check.safe_io import Limits
@@ -96,7 +96,7 @@ class CountingId(str):
 def test_documents_tied_at_the_cut_are_selected_within_the_work_counted():
     # Before: every document tied at the depth-th score was sorted with its id
     # (25,000 ties x 8,000 questions: 438 CPU-s), and none of it was counted.
-    from rag_corpus_check.retrieve import BM25Index, BM25Params
+    from rag_corpus_check.retrieval.bm25 import BM25Index, BM25Params
 
     index = BM25Index(BM25Params(depth=10))
     for i in range(5000):
@@ -114,7 +114,7 @@ def test_bm25_work_is_bounded_by_the_text_it_was_given():
     # postings (and the ties) within the default max_retrieval_work.
     import pytest
 
-    from rag_corpus_check.retrieve import WORK_FLOOR, BM25Index, Bounds, Budget
+    from rag_corpus_check.retrieval.bm25 import WORK_FLOOR, BM25Index, Bounds, Budget
 
     index = BM25Index(bounds=Bounds())
     for i in range(25_000):
@@ -135,7 +135,7 @@ def test_bm25_work_is_bounded_by_the_text_it_was_given():
 
 def test_invalid_records_past_the_listed_ones_are_counted_without_jsonschema(tmp_path, monkeypatch):
     # Before: jsonschema ran on each of 100,000 invalid lines (a 13 KB gzip: 33 CPU-s).
-    from rag_corpus_check import schemas
+    from rag_corpus_check.core import schemas
     from rag_corpus_check.inputs import validity
 
     calls = []
@@ -169,7 +169,7 @@ def _tree(tmp_path, config: str, files: dict) -> None:
 
 
 def _check(tmp_path, capsys, monkeypatch):
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     monkeypatch.chdir(tmp_path)
     code = main(["--config", "c.yml", "--quiet", "--no-github", "--output", "out/r.json",
@@ -256,8 +256,8 @@ def test_gzip_gold_files_are_held_to_the_ratio_together(tmp_path, capsys, monkey
 
 def test_the_new_limits_are_rules_the_base_holds(tmp_path):
     # A PR that raises a limit does not get it without a new rule_change_reason.
-    from rag_corpus_check.config import LIMIT_NAMES, load_config
-    from rag_corpus_check.rules import Layout, decide, enforce
+    from rag_corpus_check.config.load import LIMIT_NAMES, load_config
+    from rag_corpus_check.gate.rules import Layout, decide, enforce
 
     assert {"max_compression_ratio", "max_retrieval_work_per_byte"} <= set(LIMIT_NAMES)
     _tree(tmp_path, "gold: gold.jsonl\n", {"gold.jsonl": _gold_lines(0, 1)})
@@ -282,7 +282,7 @@ def test_bm25_work_is_per_byte_as_stored(tmp_path, capsys, monkeypatch):
     # A gzip corpus gets the work budget of its size on disk, not of its text.
     import gzip
 
-    from rag_corpus_check import retrieval
+    from rag_corpus_check.pipeline import rankings as retrieval
 
     corpus = "".join(json.dumps({"id": f"d{i}", "text": "x"}) + "\n" for i in range(20_000)).encode()
     gold = "".join(json.dumps({"query_id": f"q{i}", "query": f"x {i}", "relevant": {"d1": 1}}) + "\n"
@@ -317,7 +317,7 @@ def test_a_limit_after_the_listed_errors_is_listed_too(tmp_path, capsys, monkeyp
 def test_a_gold_document_of_invalid_questions_is_described_up_to_the_cap(tmp_path, monkeypatch):
     # Before: jsonschema validated the whole document and produced (and the
     # reader described) every error (1 MB of invalid YAML questions: 10 CPU-s).
-    from rag_corpus_check import schemas
+    from rag_corpus_check.core import schemas
 
     produced = []
     real = schemas.validator
@@ -380,9 +380,9 @@ def test_hostile_input_does_work_bounded_by_its_stored_size(tmp_path, capsys, mo
     jsonschema validations (the 50 errors listed a file, + 2). The README
     ("Limits and worst cases") gives the measured cost of a unit of each, so
     1 MB of any input is at most ~7 CPU-s and ~0.3 GB here."""
-    from rag_corpus_check import schemas
-    from rag_corpus_check.cli import main
-    from rag_corpus_check.retrieve import BM25Index
+    from rag_corpus_check.commands.cli import main
+    from rag_corpus_check.core import schemas
+    from rag_corpus_check.retrieval.bm25 import BM25Index
 
     name, kwargs = WORST[case]
     getattr(_bench(), name)(str(tmp_path), **kwargs)

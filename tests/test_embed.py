@@ -73,7 +73,7 @@ def dense_kb(kb):
 
 
 def embed(capsys, *argv: str) -> tuple[int, str]:
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     code = main(["embed", *argv])
     return code, capsys.readouterr().out
@@ -219,7 +219,7 @@ def test_a_hybrid_config_is_embedded_too(dense_kb, tmp_path, capsys, embedder):
 
 
 def test_the_command_sees_no_runner_files_but_keeps_its_key():
-    from rag_corpus_check.dense.embed_run import trusted_environment
+    from rag_corpus_check.retrieval.dense.embed_run import trusted_environment
 
     env = trusted_environment({"GITHUB_OUTPUT": "/x", "GITHUB_ENV": "/y", "ACTIONS_RUNTIME_TOKEN": "t",
                                "INPUT_CONFIG": "c", "OPENAI_API_KEY": "k", "HF_TOKEN": "h", "GITHUB_SHA": "s"})

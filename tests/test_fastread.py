@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from rag_corpus_check import inputs
+from rag_corpus_check.core.problems import Problems
 from rag_corpus_check.inputs import Source, checks, fast
 from rag_corpus_check.inputs import corpus as exact_corpus
 from rag_corpus_check.inputs import gold as exact_gold
 from rag_corpus_check.inputs import run as exact_run
-from rag_corpus_check.problems import Problems
 from rag_corpus_check.safe_io import InputError, Limits, Sha256, iter_jsonl
 from rag_corpus_check.safe_io.scanner import BLOCK, Slow, jsonl_blocks, thaw
 

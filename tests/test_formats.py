@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import write
-from rag_corpus_check.cli import main
+from rag_corpus_check.commands.cli import main
 from rag_corpus_check.safe_io import Limits, load_yaml
 
 HEAD = "version: 1\nk: 5\nthresholds:\n  P@5: 0.1\n"

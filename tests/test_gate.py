@@ -3,13 +3,13 @@ code come about, in the one place they are decided."""
 
 import pytest
 
-from rag_corpus_check import problems as P
-from rag_corpus_check.config import Threshold
-from rag_corpus_check.evaluate import Evaluation
-from rag_corpus_check.gate import TOLERANCE, apply_thresholds
-from rag_corpus_check.measures import Measure
-from rag_corpus_check.outcome import Outcome, decide
-from rag_corpus_check.rules import BASE, Rules
+from rag_corpus_check.config.load import Threshold
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.gate.rules import BASE, Rules
+from rag_corpus_check.gate.thresholds import TOLERANCE, apply_thresholds
+from rag_corpus_check.metrics.evaluate import Evaluation
+from rag_corpus_check.metrics.measures import Measure
+from rag_corpus_check.pipeline.outcome import Outcome, decide
 
 N5 = Measure("nDCG", 5)
 

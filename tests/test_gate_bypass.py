@@ -627,11 +627,11 @@ def test_an_override_is_the_first_console_line_and_a_warning_on_the_config(kb, t
 def test_the_override_warning_is_never_cut_by_the_annotation_limit(kb, tmp_path, capsys):
     """At most 10 warnings per step: the override's comes first, and the
     count of the rest says how many more there are."""
-    from rag_corpus_check import problems as P
-    from rag_corpus_check.config import Config
-    from rag_corpus_check.outcome import Outcome
+    from rag_corpus_check.config.load import Config
+    from rag_corpus_check.core import problems as P
+    from rag_corpus_check.gate.rules import OVERRIDE, Rules
+    from rag_corpus_check.pipeline.outcome import Outcome
     from rag_corpus_check.report.github import MAX_PER_TYPE, annotation_lines
-    from rag_corpus_check.rules import OVERRIDE, Rules
 
     problems = P.Problems()
     for i in range(12):

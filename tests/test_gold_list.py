@@ -9,13 +9,13 @@ import json
 import pytest
 
 from conftest import write
-from rag_corpus_check import problems as P
-from rag_corpus_check.check import run_check
-from rag_corpus_check.config import load_config
-from rag_corpus_check.context import Context
+from rag_corpus_check.commands.check import run_check
+from rag_corpus_check.config.load import load_config
+from rag_corpus_check.core import problems as P
 from rag_corpus_check.inputs import GoldQuery, where
 from rag_corpus_check.inputs.gold_merge import MergedGold, merge_gold
 from rag_corpus_check.inputs.records import Gold
+from rag_corpus_check.pipeline.context import Context
 from support.repos import commit, edit, init
 
 CONFIG = ".rag-corpus-check.yml"
@@ -186,7 +186,7 @@ def test_an_unknown_document_in_the_second_file_is_reported_there(kb):
 
 
 def test_the_base_reads_every_file_of_its_list(kb, tmp_path, capsys):
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     write(kb / "more.yaml", "queries:\n  - query_id: q05\n    relevant: {faq-009: 0}\n")
     _listed(kb, "gold.yaml", "more.yaml")

@@ -189,8 +189,8 @@ def test_progress_lines_never_carry_a_command(tmp_path):
     import io
 
     from hostile import find_commands, unintended_commands
-    from rag_corpus_check import problems as P
-    from rag_corpus_check import progress
+    from rag_corpus_check.core import problems as P
+    from rag_corpus_check.core import progress
     from rag_corpus_check.inputs import Source, read_corpus
     from rag_corpus_check.safe_io import Limits, resolve_input
 

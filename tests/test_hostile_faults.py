@@ -18,7 +18,10 @@ from hostile import (
     run_inprocess,
     unintended_commands,
 )
-from rag_corpus_check import cli, inputs, pipeline, retrieval
+from rag_corpus_check import inputs
+from rag_corpus_check.commands import cli
+from rag_corpus_check.pipeline import rankings as retrieval
+from rag_corpus_check.pipeline import stages as pipeline
 from rag_corpus_check.report import console, github, results, summary
 
 # What the injected exception says: a secret, a workflow command and a line break.

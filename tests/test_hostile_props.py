@@ -22,8 +22,8 @@ from hostile import (
     run_inprocess,
     summary_problems,
 )
-from rag_corpus_check import problems as P
-from rag_corpus_check import schemas
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core import schemas
 from rag_corpus_check.inputs.gold import read_gold
 from rag_corpus_check.inputs.run import read_run
 from rag_corpus_check.report.github import command, escape_data, escape_property, write_outputs
@@ -416,7 +416,7 @@ def _no_command_prefix(s: str):
 @PROPS
 @given(st.one_of(hostile_text, st.text()), st.integers(2, 400))
 def test_safe_text_never_a_command_or_a_line_break(s, limit):
-    from rag_corpus_check.text import safe_id, safe_text
+    from rag_corpus_check.core.text import safe_id, safe_text
 
     out = safe_text(s, limit)
     _no_command_prefix(out)
@@ -429,7 +429,7 @@ def test_safe_text_never_a_command_or_a_line_break(s, limit):
 def test_safe_text_skips_the_escaping_loop_only_where_it_changes_nothing():
     """Printable ASCII skips the per-character loop; it may, because every
     printable ASCII character escapes to itself (and nothing else passes)."""
-    from rag_corpus_check import text
+    from rag_corpus_check.core import text
 
     printable = [chr(c) for c in range(0x80) if chr(c).isprintable()]
     assert printable == [chr(c) for c in range(0x20, 0x7F)]

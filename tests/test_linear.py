@@ -11,7 +11,7 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.par
 
 from generate import generate
 
-from rag_corpus_check.cli import main
+from rag_corpus_check.commands.cli import main
 
 
 def _lines_executed(fn) -> int:

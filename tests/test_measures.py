@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rag_corpus_check.measures import (
+from rag_corpus_check.metrics.measures import (
     Measure,
     judged_at_k,
     ndcg_at_k,
@@ -107,7 +107,7 @@ def test_parse_measure_unknown_lists_valid(bad):
 
 
 def _reference_dcg(grades_in_order, k, kind):
-    from rag_corpus_check.measures import gain
+    from rag_corpus_check.metrics.measures import gain
 
     return sum(gain(g, kind) / math.log2(i + 2) for i, g in enumerate(grades_in_order[:k]))
 
@@ -118,8 +118,8 @@ def test_evaluate_gives_the_measure_functions_floats_exactly():
     and of the textbook DCG loop (== on floats, not a tolerance)."""
     import random
 
-    from rag_corpus_check.evaluate import evaluate
-    from rag_corpus_check.measures import (
+    from rag_corpus_check.metrics.evaluate import evaluate
+    from rag_corpus_check.metrics.measures import (
         Measure,
         Options,
         dcg,
@@ -186,8 +186,8 @@ def test_irrelevant_by_type_in_two_passes_equals_the_one_loop():
     documents without a type and a type spelled like the no-type label."""
     import random
 
-    from rag_corpus_check.evaluate import irrelevant_by_type, irrelevant_top
     from rag_corpus_check.inputs import Corpus, Doc
+    from rag_corpus_check.metrics.evaluate import irrelevant_by_type, irrelevant_top
 
     rng = random.Random(7)
     kinds = [Doc(t, "active", None) for t in (None, "faq", "policy", "(no type)", "howto")]

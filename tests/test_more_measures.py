@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rag_corpus_check.cli import main
+from rag_corpus_check.commands.cli import main
 from support.repos import commit, edit, init
 
 EXTRA = """thresholds:

@@ -12,8 +12,8 @@ import random
 import pytest
 import pytrec_eval  # test-only oracle; installed by `make test`
 
-from rag_corpus_check.evaluate import evaluate
-from rag_corpus_check.measures import Measure, Options
+from rag_corpus_check.metrics.evaluate import evaluate
+from rag_corpus_check.metrics.measures import Measure, Options
 
 KS = (1, 3, 5, 10, 20)
 

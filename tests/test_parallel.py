@@ -89,7 +89,7 @@ def test_a_child_that_dies_is_replaced_by_reading_here(both, monkeypatch):
 
 
 def test_a_failure_in_the_parent_reaps_the_child(repo, run_cli, monkeypatch, forks):
-    from rag_corpus_check import pipeline
+    from rag_corpus_check.pipeline import stages as pipeline
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")

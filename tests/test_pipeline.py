@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from conftest import EXAMPLE
-from rag_corpus_check.check import run_check
-from rag_corpus_check.context import Context
-from rag_corpus_check.pipeline import Options, in_shard
+from rag_corpus_check.commands.check import run_check
+from rag_corpus_check.pipeline.context import Context
+from rag_corpus_check.pipeline.stages import Options, in_shard
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ import shlex
 import pytest
 
 from conftest import EXAMPLE, write
-from rag_corpus_check.cli import main
+from rag_corpus_check.commands.cli import main
+from rag_corpus_check.commands.worksheet import quoted
 from rag_corpus_check.safe_io import Limits, load_yaml
-from rag_corpus_check.worksheet import quoted
 from support.repos import commit, edit, init
 
 RUN_CONFIG = "committed-run.rag-corpus-check.yml"

@@ -11,10 +11,10 @@ import shutil
 import pytest
 
 from conftest import EXAMPLE, write
-from rag_corpus_check.check import run_check
-from rag_corpus_check.context import Context
-from rag_corpus_check.pipeline import Options
-from rag_corpus_check.retrieve import BM25Index
+from rag_corpus_check.commands.check import run_check
+from rag_corpus_check.pipeline.context import Context
+from rag_corpus_check.pipeline.stages import Options
+from rag_corpus_check.retrieval.bm25 import BM25Index
 
 BM25_CONFIG = (EXAMPLE / ".rag-corpus-check.yml").read_text()
 
@@ -139,7 +139,7 @@ def test_a_chunk_label_among_document_labels_ends_the_check_before_any_search(kb
 
 def test_a_beir_folder_with_qrels_on_missing_documents_is_not_searched(kb, searches, capsys, monkeypatch):
     """The ArguAna case: qrels name documents the corpus lacks."""
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     docs = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
     write(kb / "beir/corpus.jsonl", "".join(json.dumps({"_id": d["id"], "title": d.get("title", ""),

@@ -2,7 +2,7 @@
 
 import io
 
-from rag_corpus_check.progress import Progress
+from rag_corpus_check.core.progress import Progress
 
 
 def test_quiet_during_the_first_seconds():

@@ -7,11 +7,17 @@ import json
 import os
 
 from conftest import check, write
-from rag_corpus_check import problems as P
-from rag_corpus_check.check import run_check
-from rag_corpus_check.context import Context
+from rag_corpus_check.commands.check import run_check
+from rag_corpus_check.core import problems as P
 from rag_corpus_check.inputs import Corpus, Gold, GoldQuery
-from rag_corpus_check.question_texts import SHOWN, WORK_BASE, WORK_PER_TOKEN, LeakScan, normal
+from rag_corpus_check.inputs.question_texts import (
+    SHOWN,
+    WORK_BASE,
+    WORK_PER_TOKEN,
+    LeakScan,
+    normal,
+)
+from rag_corpus_check.pipeline.context import Context
 from support.repos import edit
 
 CONFIG = ".rag-corpus-check.yml"
@@ -226,7 +232,7 @@ def test_the_normal_form():
 
 
 def test_a_text_repeated_through_aliases_is_normalised_and_tokenised_once(monkeypatch):
-    from rag_corpus_check import question_texts
+    from rag_corpus_check.inputs import question_texts
 
     text = "why " * 50_000  # YAML aliases give every question this one object
     gold = Gold(file="g.yaml", queries={f"q{i}": GoldQuery(f"q{i}", i + 1, {}, {}, text=text) for i in range(2000)})
@@ -243,8 +249,8 @@ def test_a_text_repeated_through_aliases_is_normalised_and_tokenised_once(monkey
 def test_ascii_tokens_are_the_retrievers_tokens():
     import random
 
-    from rag_corpus_check.question_texts import tokens_of
-    from rag_corpus_check.retrieve import tokenize
+    from rag_corpus_check.inputs.question_texts import tokens_of
+    from rag_corpus_check.retrieval.bm25 import tokenize
 
     rnd = random.Random(5)
     samples = ["How long are deleted_backups kept?!", "a\x00b\x7fc\td-e.f/g", "", "  ", "ÀB ǅx ﬁle Ⅻ ①"]

@@ -4,9 +4,9 @@ import cmarkgfm  # test-only GFM renderer
 import pytest
 from cmarkgfm.cmark import Options
 
+from rag_corpus_check.core.text import safe_id, safe_text
 from rag_corpus_check.report.github import command, escape_data, escape_property
 from rag_corpus_check.report.markdown import Summary, cell
-from rag_corpus_check.text import safe_id, safe_text
 
 HOSTILE = [
     "::add-mask::x", "::stop-commands::x", "::set-output name=passed::true", "##[error]boom",

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from rag_corpus_check.retrieve import BM25Index, BM25Params, Bounds, Budget, tokenize
+from rag_corpus_check.retrieval.bm25 import BM25Index, BM25Params, Bounds, Budget, tokenize
 
 
 @pytest.mark.parametrize("text,tokens", [
@@ -199,7 +199,7 @@ def test_normalisation_is_linear_in_long_runs(monkeypatch):
     characters without a space is normalised 256 characters at a time, so no
     call sees more. Ordinary text is normalised whole (or not at all when it
     already is NFKC), with the same tokens."""
-    from rag_corpus_check import text as retrieve
+    from rag_corpus_check.core import text as retrieve
 
     seen = []
     real = retrieve.unicodedata.normalize

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
-from rag_corpus_check import schemas
+from rag_corpus_check.core import schemas
 from rag_corpus_check.safe_io import Limits, load_yaml
 
 VALID_CONFIG = {
@@ -33,7 +33,7 @@ VALID_DATASET = {"version": 1, "dataset": {"format": "beir", "path": "scifact", 
 
 
 def _results():
-    from rag_corpus_check.check import run_check
+    from rag_corpus_check.commands.check import run_check
     from rag_corpus_check.report.results import results_dict
 
     out = run_check(str(ROOT / "examples" / "kb"), str(ROOT / "examples" / "kb" / ".rag-corpus-check.yml"))
@@ -134,7 +134,7 @@ def test_a_valid_run_never_loads_jsonschema(tmp_path):
     import sys
 
     code = (
-        "import sys; from rag_corpus_check.cli import main; "
+        "import sys; from rag_corpus_check.commands.cli import main; "
         f"c = main(['--root', {str(ROOT / 'examples' / 'kb')!r}, '--config', "
         f"{str(ROOT / 'examples' / 'kb' / '.rag-corpus-check.yml')!r}, '--quiet', '--no-github', "
         f"'--output', {str(tmp_path / 'r.json')!r}, '--summary-file', {str(tmp_path / 's.md')!r}]); "

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from rag_corpus_check.cli import main
-from rag_corpus_check.pipeline import in_shard
+from rag_corpus_check.commands.cli import main
+from rag_corpus_check.pipeline.stages import in_shard
 
 
 def _run(tmp_path, name, *argv):

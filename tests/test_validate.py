@@ -9,11 +9,16 @@ import random
 
 import pytest
 
-from rag_corpus_check import problems as P
-from rag_corpus_check.config import Config
+from rag_corpus_check.config.load import Config
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import Corpus, Gold, GoldQuery, Run, RunQuery
-from rag_corpus_check.text import safe_text
-from rag_corpus_check.validate import check_snapshot, corpus_snapshot, cross_check, scale_hint
+from rag_corpus_check.inputs.cross_file import (
+    check_snapshot,
+    corpus_snapshot,
+    cross_check,
+    scale_hint,
+)
 
 
 def reference(cfg, corpus, gold, run, problems):
@@ -132,7 +137,7 @@ def test_invisible_and_lookalike_ids_are_warned_and_shown_escaped(tmp_path, caps
     import shutil
 
     from conftest import EXAMPLE
-    from rag_corpus_check.cli import main
+    from rag_corpus_check.commands.cli import main
 
     repo = tmp_path / "kb"
     shutil.copytree(EXAMPLE, repo)
@@ -166,7 +171,7 @@ def test_invisible_and_lookalike_ids_are_warned_and_shown_escaped(tmp_path, caps
     ("h\u0578w-to", "hnw-to"),  # Armenian n (drawn like n)
 ])
 def test_lookalikes_of_other_scripts_and_dashes(odd, like):
-    from rag_corpus_check.text import odd_ids
+    from rag_corpus_check.core.text import odd_ids
 
     found = odd_ids([odd], {odd, like})
     assert len(found) == 1 and found[0][0] == odd and f"looks like `{like}`" in found[0][1], found

@@ -1,3 +1,3 @@
-from rag_corpus_check.cli import run
+from rag_corpus_check.commands.cli import run
 
 run()

@@ -68,7 +68,7 @@ def find_commands(text: str) -> list[Command]:
 
 
 INTENDED_COMMANDS = {"error", "warning", "notice"}
-# The progress fold for long runs (rag_corpus_check/progress.py), exactly.
+# The progress fold for long runs (rag_corpus_check/core/progress.py), exactly.
 INTENDED_FOLDS = {("group", "rag-corpus-check progress"), ("endgroup", "")}
 INTENDED_PROPS = {"file", "line", "col", "endLine", "endColumn", "title"}
 

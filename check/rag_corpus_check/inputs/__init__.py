@@ -6,7 +6,11 @@ that keeps the documents — is this package's business (:mod:`inputs.child`).
 
 Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
 :mod:`run` (the exact readers), :mod:`fast` (the fast readers),
-:mod:`checks` (record validity from the schemas), :mod:`child`.
+:mod:`checks` (record validity from the schemas), :mod:`child`;
+:mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
+as data), :mod:`cross_file` (checks across files: ids, grades, snapshots).
+
+May import: core, safe_io, metrics, retrieval, config.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import corpus as exact_corpus
 from rag_corpus_check.inputs import fast, foreign
 from rag_corpus_check.inputs import gold as exact_gold
@@ -23,6 +28,7 @@ from rag_corpus_check.inputs import run as exact_run
 from rag_corpus_check.inputs.child import CorpusProcess
 from rag_corpus_check.inputs.gold import gold_format
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
+from rag_corpus_check.inputs.question_texts import LeakScan
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
@@ -35,10 +41,8 @@ from rag_corpus_check.inputs.records import (
     RunQuery,
 )
 from rag_corpus_check.inputs.run import run_format
-from rag_corpus_check.question_texts import LeakScan
 from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, restart, sha256_file
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
-from rag_corpus_check.text import safe_text
 
 __all__ = [
     "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "Run", "RunQuery",

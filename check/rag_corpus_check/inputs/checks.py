@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
 
+from rag_corpus_check.core.schemas import load_schema, resolved
 from rag_corpus_check.safe_io.scanner import objects, thaw
-from rag_corpus_check.schemas import load_schema, resolved
 
 _KEY = itemgetter(0)
 _VALUE = itemgetter(1)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.progress import current as current_progress
 from rag_corpus_check.inputs.checks import corpus_record
 from rag_corpus_check.inputs.records import Corpus
 from rag_corpus_check.inputs.validity import schema_ok
-from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.safe_io import Limits, file_size, iter_jsonl
 
 _SHA256 = hashlib.sha256

@@ -18,10 +18,10 @@ from functools import partial
 from itertools import compress, repeat
 from operator import ne
 
+from rag_corpus_check.core.progress import current as current_progress
 from rag_corpus_check.inputs.checks import corpus_block, gold_block, ranked_ids_ok, run_block
 from rag_corpus_check.inputs.corpus import fingerprint, line_sum
 from rag_corpus_check.inputs.records import Corpus, Gold, GoldQuery, Run, RunQuery
-from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.safe_io import Limits, file_size
 from rag_corpus_check.safe_io.scanner import Slow, jsonl_blocks
 

@@ -18,7 +18,8 @@ import json
 import math
 from collections.abc import Iterator
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import checks
 from rag_corpus_check.inputs.checks import corpus_record, gold_query, run_record
 from rag_corpus_check.inputs.corpus import fingerprint, line_sum
@@ -26,7 +27,6 @@ from rag_corpus_check.inputs.records import Corpus, Gold, GoldQuery, Run, RunQue
 from rag_corpus_check.inputs.run import trec_order
 from rag_corpus_check.inputs.validity import schema_ok
 from rag_corpus_check.safe_io import Limits, iter_jsonl, json_keys, load_json_document
-from rag_corpus_check.text import safe_text
 
 MAX_JSON_BYTES = 512 * 1024**2  # a JSON document is parsed whole: ~10x its size in memory
 

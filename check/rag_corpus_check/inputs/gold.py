@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import re
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.schemas import describe_error, error_path, errors, quick_check
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs.checks import gold_query
 from rag_corpus_check.inputs.foreign import mapped
 from rag_corpus_check.inputs.records import Gold, GoldQuery
@@ -28,8 +30,6 @@ from rag_corpus_check.safe_io import (
     plain_name,
     read_bytes,
 )
-from rag_corpus_check.schemas import describe_error, error_path, errors, quick_check
-from rag_corpus_check.text import safe_text
 
 EXTENSIONS = {".yml": "yaml", ".yaml": "yaml", ".json": "json", ".jsonl": "jsonl", ".qrels": "qrels"}
 BEIR_HEADER = ["query-id", "corpus-id", "score"]

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs.records import Gold, GoldQuery
-from rag_corpus_check.text import safe_text
 
 
 @dataclass

@@ -14,7 +14,7 @@ from itertools import chain, compress, count, filterfalse, repeat
 from operator import attrgetter
 from typing import Protocol
 
-from rag_corpus_check.text import odd_ids
+from rag_corpus_check.core.text import odd_ids
 
 NO_TYPE = "(no type)"
 

@@ -7,7 +7,9 @@ import math
 import os
 import re
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.progress import current as current_progress
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs.checks import run_record
 from rag_corpus_check.inputs.records import Run, RunQuery
 from rag_corpus_check.inputs.validity import (
@@ -16,9 +18,7 @@ from rag_corpus_check.inputs.validity import (
     trec_fields,
     trec_id_problem,
 )
-from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.safe_io import Limits, iter_jsonl, iter_text_lines, plain_name
-from rag_corpus_check.text import safe_text
 
 EXTENSIONS = {".jsonl": "jsonl", ".run": "trec", ".trec": "trec"}
 _SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check import problems as P
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.schemas import describe_error, error_path, errors, quick_check
 from rag_corpus_check.inputs.checks import ID
 from rag_corpus_check.safe_io import line_of
-from rag_corpus_check.schemas import describe_error, error_path, errors, quick_check
 
 
 def record_id(record) -> str | None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import shlex
 
-from rag_corpus_check.compare import (
+from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.gate.compare import (
     GOLD_SETS,
     MIN_QUESTIONS,
     Comparison,
@@ -14,10 +15,9 @@ from rag_corpus_check.compare import (
     QuestionChange,
     View,
 )
-from rag_corpus_check.outcome import Outcome
+from rag_corpus_check.gate.rules import Rules
+from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, cell, fmt
-from rag_corpus_check.rules import Rules
-from rag_corpus_check.text import safe_text
 
 SIGNIFICANCE = (
     "two-sided paired randomization (sign-flip) test over questions, 10,000 permutations (fewer past "

@@ -19,10 +19,10 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
+from rag_corpus_check.core.schemas import errors, load_schema, quick_verdict
+from rag_corpus_check.core.text import natural_key, safe_text
 from rag_corpus_check.report.markdown import cell
 from rag_corpus_check.safe_io import InputError, loads_strict
-from rag_corpus_check.schemas import errors, load_schema, quick_verdict
-from rag_corpus_check.text import natural_key, safe_text
 
 MARKER = "<!-- rag-corpus-check -->"
 RESULTS, SUMMARY = "results.json", "summary.md"
@@ -143,7 +143,7 @@ def _validate(value: object) -> None:
 def _schema_errors(value: object) -> list:
     """jsonschema's first error in words, when this Python has jsonschema;
     else [None] (invalid, or not decidable by the stdlib check)."""
-    from rag_corpus_check.schemas import describe_error
+    from rag_corpus_check.core.schemas import describe_error
 
     try:
         return [describe_error(e) for e in errors("results", value)[:1]]

@@ -5,8 +5,18 @@ Every line starts with text of our own, so untrusted ids never begin a line
 
 from __future__ import annotations
 
-from rag_corpus_check.measures import headline
-from rag_corpus_check.outcome import ERROR, FAIL, INVALID, PARTIAL, PASS, Outcome, gate_reasons
+from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.gate.rules import OVERRIDE
+from rag_corpus_check.metrics.measures import headline
+from rag_corpus_check.pipeline.outcome import (
+    ERROR,
+    FAIL,
+    INVALID,
+    PARTIAL,
+    PASS,
+    Outcome,
+    gate_reasons,
+)
 from rag_corpus_check.report.changes import (
     dropped,
     moved_documents,
@@ -16,11 +26,9 @@ from rag_corpus_check.report.changes import (
 )
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
-from rag_corpus_check.report.retrieval import run_source_line, vectors_line
-from rag_corpus_check.report.rules import rules_line
+from rag_corpus_check.report.rule_lines import rules_line
+from rag_corpus_check.report.sources import run_source_line, vectors_line
 from rag_corpus_check.report.summary import gold_set_note, worst
-from rag_corpus_check.rules import OVERRIDE
-from rag_corpus_check.text import safe_text
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
         PARTIAL: "SHARD MEASURED (merge the shards for the verdict)"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rag_corpus_check import chunks
-from rag_corpus_check.config import Config
+from rag_corpus_check.config.load import Config
+from rag_corpus_check.inputs import chunks
 
 
 def convention_lines(cfg: Config, level: str | None = None) -> list[str]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import secrets
 
-from rag_corpus_check.measures import Measure
-from rag_corpus_check.outcome import FAIL, Outcome, gate_reasons
-from rag_corpus_check.text import safe_text
+from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.metrics.measures import Measure
+from rag_corpus_check.pipeline.outcome import FAIL, Outcome, gate_reasons
 
 MAX_PER_TYPE = 10  # GitHub shows at most 10 annotations of a type per step
 
@@ -62,7 +62,7 @@ def _override_annotation(out: Outcome) -> list[str]:
     rules: a warning on the config's diff (the first warning, never cut)."""
     # Imported here: the comment action imports this module for `command`,
     # with no PyYAML installed, and rules imports the config reader.
-    from rag_corpus_check.rules import OVERRIDE
+    from rag_corpus_check.gate.rules import OVERRIDE
 
     rules, cfg = out.rules, out.config
     if rules is None or rules.source != OVERRIDE or cfg is None:

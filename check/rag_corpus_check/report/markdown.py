@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check.text import safe_text
+from rag_corpus_check.core.text import safe_text
 
 MAX_SUMMARY_BYTES = 900 * 1024  # GitHub drops a step summary above 1 MiB entirely
 

@@ -7,10 +7,10 @@ import os
 import stat
 import tempfile
 
-from rag_corpus_check.outcome import Outcome, environment
+from rag_corpus_check.core.text import natural_key
+from rag_corpus_check.pipeline.outcome import Outcome, environment
 from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.conventions import conventions_json
-from rag_corpus_check.text import natural_key
 
 
 def results_dict(out: Outcome) -> dict:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import heapq
 
-from rag_corpus_check.evaluate import OK
-from rag_corpus_check.measures import Measure, headline
-from rag_corpus_check.outcome import (
+from rag_corpus_check.gate.rules import OVERRIDE
+from rag_corpus_check.metrics.evaluate import OK
+from rag_corpus_check.metrics.measures import Measure, headline
+from rag_corpus_check.pipeline.outcome import (
     ERROR,
     FAIL,
     INVALID,
@@ -19,9 +20,8 @@ from rag_corpus_check.outcome import (
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
-from rag_corpus_check.report.retrieval import add_sections as add_retrieval_sections
-from rag_corpus_check.report.rules import rules_line
-from rag_corpus_check.rules import OVERRIDE
+from rag_corpus_check.report.rule_lines import rules_line
+from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {

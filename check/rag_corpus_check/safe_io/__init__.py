@@ -1,7 +1,10 @@
 """The only place input files are opened and parsed (see THREATS.md):
 :mod:`paths` (path rules, size caps), :mod:`content` (gzip, LFS pointers), :mod:`jsontext` (strict JSON, JSONL and
 TREC lines), :mod:`yamltext` (safe YAML with lines), :mod:`digest` (input
-digests) and :mod:`scanner` (the fast JSONL scanner)."""
+digests) and :mod:`scanner` (the fast JSONL scanner).
+
+May import: core.
+"""
 
 from rag_corpus_check.safe_io.content import compressed, open_input, plain_name, read_bytes
 from rag_corpus_check.safe_io.digest import Sha256, restart, sha256_file

@@ -13,9 +13,9 @@ import math
 import re
 from collections.abc import Callable, Iterator
 
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.safe_io.content import Gunzip, open_input, read_bytes
 from rag_corpus_check.safe_io.paths import InputError, Limits, _refused
-from rag_corpus_check.text import safe_text
 
 # ---------------------------------------------------------------- text decoding
 

@@ -14,7 +14,7 @@ import os
 import stat
 from dataclasses import dataclass, field, replace
 
-from rag_corpus_check.text import safe_text
+from rag_corpus_check.core.text import safe_text
 
 
 class InputError(Exception):

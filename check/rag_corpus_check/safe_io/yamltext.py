@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.safe_io.jsontext import _SURROGATE, _check_bom, decode_utf8
 from rag_corpus_check.safe_io.paths import InputError, Limits
-from rag_corpus_check.text import safe_text
 
 # ---------------------------------------------------------------- safe YAML
 

@@ -1,0 +1,285 @@
+"""The check with a base revision: the base's rules (or a stated reason to
+change them), both trees measured the same way, and what changed between
+them. Fails closed: a base that cannot be had, or a base config that cannot
+be read, is an input error unless the caller opted out (--no-require-base)."""
+
+from __future__ import annotations
+
+import os
+
+from rag_corpus_check.base.tree import BaseTree, open_base
+from rag_corpus_check.config.load import Config, load_config
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.gate import rules as R
+from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
+from rag_corpus_check.inputs import Inputs, Run, read_gold_set
+from rag_corpus_check.metrics.evaluate import Evaluation, evaluate
+from rag_corpus_check.metrics.measures import Measure
+from rag_corpus_check.metrics.measures import Options as MeasureOptions
+from rag_corpus_check.pipeline.context import Context
+from rag_corpus_check.pipeline.outcome import BaseResult, Outcome, decide
+from rag_corpus_check.pipeline.stages import (
+    Options,
+    enter,
+    gate,
+    gold_sources,
+    input_sources,
+    measure,
+)
+from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
+
+
+def check_with_base(root: str, config_path: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
+    assert options.base is not None
+    enter(out, "base")
+    out.base = BaseResult(options.base)
+    try:
+        tree = open_base(out.context.checkout, options.base, fetch=options.fetch_base)
+    except InputError as exc:
+        return _without_base(root, cfg, out, options, exc)
+    out.base.sha = tree.sha
+    try:
+        return _with_tree(root, configured(root, config_path), cfg, out, options, tree)
+    finally:
+        tree.cleanup()
+
+
+def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: Options, tree: BaseTree) -> Outcome:
+    try:
+        base_cfg, base_file = load_base_config(tree, config_rel)
+    except InputError as exc:
+        return _without_base(root, cfg, out, options, exc)
+    if base_cfg is None or base_file is None:
+        out.rules = R.head_rules(R.FIRST_INTRODUCTION)
+        _note(out, f"`{config_rel}` does not exist at the base commit (first introduction): the head's "
+                   "thresholds and conventions apply, and there is nothing to compare")
+        return _head_alone(root, cfg, out, options)
+    layouts = (base_layout(tree, base_cfg, base_file), head_layout(root, cfg, config_rel, tree.checkout.resolved))
+    prefix = tree.checkout.prefix.rstrip("/") or "."
+    out.rules = R.decide(base_cfg, cfg, layouts, config_rel, prefix)
+    R.enforce(out.rules, base_cfg, cfg)
+    R.same_conventions(cfg, base_cfg)
+    exported = _export_base(tree, base_cfg, out)
+    also_rank = base_texts(tree.root, base_cfg) if exported and cfg.run_source == "bm25" else None
+    with measure(root, cfg, out, options, also_rank) as head:
+        comparison = _compare(cfg, base_cfg, tree, out, head) if exported and out.evaluation is not None else None
+        gate(cfg, out, comparison)
+    return decide(out)
+
+
+def _head_alone(root: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
+    with measure(root, cfg, out, options):
+        gate(cfg, out)
+    return decide(out)
+
+
+def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: InputError) -> Outcome:
+    """The base (or its config) cannot be had: an input error, unless the
+    caller opted out, when the head's own rules apply and a warning says so."""
+    if options.require_base:
+        out.problems.add(exc.kind, exc.message + "; to run on the head's own rules instead, pass "
+                         "--no-require-base (action input `require-base: 'false'`)", file=exc.file)
+        return decide(out)
+    out.problems.add(exc.kind, exc.message + " — the head's own rules apply (rules-source head-no-base), "
+                     "and nothing was compared", file=exc.file, severity=P.WARNING)
+    out.rules = R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)")
+    return _head_alone(root, cfg, out, options)
+
+
+def head_layout(root: str, cfg: Config, config_rel: str, checked: str) -> R.Layout:
+    """Where the head's rule files are, every symlink of the working tree resolved."""
+    real_root = os.path.realpath(root)
+
+    def where(path: str) -> str:
+        return os.path.relpath(os.path.realpath(path), real_root).replace(os.sep, "/")
+
+    def named(rel: str | None) -> str | None:
+        return None if rel is None else where(os.path.join(cfg.base_dir, rel))
+
+    return R.Layout(checked.rstrip("/") or ".", where(os.path.join(os.path.abspath(root), config_rel)),
+                    named(cfg.corpus), named(cfg.gold), named(cfg.run))
+
+
+def base_layout(tree: BaseTree, base_cfg: Config, base_file: str) -> R.Layout:
+    """Where the base's rule files are, every symlink of the base tree resolved."""
+
+    def named(rel: str | None) -> str | None:
+        if rel is None:
+            return None
+        path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root).replace(os.sep, "/")
+        try:
+            return tree.resolve(path) or path
+        except InputError:
+            return path  # it fails when the base is measured, and says why
+
+    checked = tree.checked if tree.checked is not None else tree.checkout.prefix
+    return R.Layout(checked.rstrip("/") or ".", base_file, named(base_cfg.corpus), named(base_cfg.gold),
+                    named(base_cfg.run))
+
+
+def configured(root: str, config_path: str) -> str:
+    """The config path as the caller gave it, relative to the root, with no
+    symlink resolved: where the base's config is looked up."""
+    return os.path.relpath(os.path.abspath(config_path), os.path.abspath(root)).replace(os.sep, "/")
+
+
+def load_base_config(tree: BaseTree, config_rel: str) -> tuple[Config | None, str | None]:
+    """The base's config at the configured path (a symlink resolved in the
+    base tree) and the file it resolved to; (None, None) when there is none.
+    :class:`InputError` when it exists but cannot be read or is invalid."""
+    resolved = tree.export(config_rel, CONFIG_MAX_BYTES)
+    if resolved is None:
+        return None, None
+    problems = P.Problems()
+    base_dir = os.path.join(tree.root, *os.path.dirname(resolved).split("/"))
+    base_cfg, _ = load_config(tree.root, os.path.join(tree.root, config_rel), problems, base_dir=base_dir)
+    if base_cfg is None:
+        first = problems.items[0] if problems.items else None
+        why = f" (first: {first.location()}: {first.message})" if first else ""
+        raise InputError("base", f"the base config cannot be used: `{config_rel}` at the base commit has "
+                                 f"{problems.error_count()} problems{why}", file=config_rel)
+    return base_cfg, resolved
+
+
+def _note(out: Outcome, text: str) -> None:
+    assert out.base is not None
+    out.base.notes.append(text)
+
+
+def _export_base(tree: BaseTree, base_cfg: Config, out: Outcome) -> bool:
+    """Every input of the base copied out of git; False (and a note) when
+    the base cannot be measured."""
+    if base_cfg.run_source == "command":
+        _note(out, "the base uses a retriever command; comparing against it is not supported (it would need "
+                   "the base tree checked out), so only the head was measured")
+        return False
+    try:
+        for rel in base_cfg.input_files:
+            path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
+            if tree.export(path, base_cfg.limits.max_file_bytes) is None:
+                _note(out, f"`{path}` does not exist at the base commit; nothing to compare")
+                return False
+    except InputError as exc:
+        _note(out, f"the base inputs cannot be read: {exc.message}")
+        return False
+    return True
+
+
+def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
+    """The base's questions with their texts (id → text), for the head's
+    retriever to rank too; None when the base's gold set cannot be read
+    (measuring the base says why)."""
+    problems = P.Problems()
+    sources = input_sources(root, base_cfg, problems)
+    if sources is None:
+        return None
+    gold = read_gold_set(gold_sources(sources), sources.get("queries"), base_cfg.limits, problems)
+    return None if gold is None else {q: g.text for q, g in gold.queries.items() if g.text and g.text.strip()}
+
+
+def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs) -> Comparison | None:
+    """Measure the base and compare; None when there is nothing to compare
+    (the notes say why)."""
+    base_out = Outcome(P.Problems(), Context(), config=base_cfg)
+    with measure(tree.root, base_cfg, base_out, Options()) as base:
+        if base_out.evaluation is None:
+            _note(out, f"the base inputs are invalid ({base_out.problems.error_count()} problems); nothing to "
+                       "compare — the head is judged on its own")
+            return None
+        enter(out, "compare")
+        assert out.base is not None and out.evaluation is not None
+        measures, options = cfg.measures(), cfg.options()
+        base_side = _side(base_out, base, measures, options)
+        head_side = _side(out, head, measures, options)
+    level = R.level_change(base_out.level, out.level)
+    if level is not None and out.rules is not None:
+        R.add_loosened(out.rules, level)
+    comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha,
+                         _on_base_gold(base_side, head_side, out, measures, options))
+    out.base.comparison, out.base.rankings = comparison, base_side.run
+    _change_warnings(cfg, out)
+    _vector_trust(cfg, base_cfg, out, base_out)
+    return comparison
+
+
+def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:
+    """Dense and hybrid: the head's vectors against the base's of the same
+    model (none: every row is supplied, and a note says so)."""
+    if out.vectors is None:
+        return
+    from rag_corpus_check.retrieval.dense.base_identity import vector_trust
+
+    same = base_out.vectors is not None and base_cfg.model == cfg.model
+    out.vector_trust = vector_trust(out.vectors, base_out.vectors if same else None)  # type: ignore[arg-type]
+    if not same:
+        _note(out, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every vector of "
+                   "this PR is taken on trust")
+    if out.retrieval is not None:
+        out.retrieval.info["vectors_check"] = out.vector_trust.to_json()
+
+
+def _rule(cfg: Config) -> Rule:
+    assert cfg.per_question is not None
+    return Rule(Measure("nDCG", cfg.k), cfg.per_question.measure, cfg.per_question.max_drop, cfg.min_grade)
+
+
+def _on_base_gold(base: Side, head: Side, out: Outcome, measures: list[Measure], options: MeasureOptions) -> Evaluation:
+    """The head's rankings of the base's questions, judged by the base's
+    labels: by text with the built-in retriever (a question reworded or
+    removed in the head is ranked as the base wrote it), else by id (a
+    question the head's run lacks has an empty ranking)."""
+    by_text = out.base_gold_rankings or {}
+    rankings = {q: by_text[q] if q in by_text else head.run.get(q, []) for q in base.gold}
+    return evaluate(base.gold, rankings, measures, options)
+
+
+def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: MeasureOptions) -> Side:
+    """One revision as the comparison reads it, evaluated with the head's
+    measures (a measure only the head's config names is compared too)."""
+    assert out.evaluation is not None and out.gold is not None and out.run is not None
+    assert inputs.corpus is not None
+    grades, rankings = out.gold.grades(), out.run.rankings()
+    return Side(evaluate(grades, rankings, measures, options), grades, rankings, inputs.corpus.fingerprint,
+                inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()}, inputs.corpus.parents)
+
+
+def _change_warnings(cfg: Config, out: Outcome) -> None:
+    assert out.base is not None and out.base.comparison is not None and out.gold is not None
+    comparison = out.base.comparison
+    for warning, file in (_relabelled(comparison), _run_rewritten(cfg, out), _unjudged(cfg, comparison)):
+        if warning:
+            out.problems.add(P.CONSISTENCY, warning, file=file or out.gold.file, severity=P.WARNING)
+
+
+def _relabelled(comparison: Comparison) -> tuple[str | None, str | None]:
+    questions = comparison.relabelled_and_reranked
+    if not questions:
+        return None, None
+    return (f"this PR changes the gold labels and the ranking of the same {len(questions)} questions (the first: "
+            f"`{safe_text(questions[0], 60)}`); review the expected answers separately from the system change "
+            "(see the attribution)"), None
+
+
+def _run_rewritten(cfg: Config, out: Outcome) -> tuple[str | None, str | None]:
+    assert out.base is not None
+    if cfg.run_source != "file" or out.run is None or not _rankings_changed(out.base.rankings or {}, out.run):
+        return None, None
+    return ("the committed run's rankings changed in this PR: with `run:` the gate measures the rankings the "
+            "pull request supplies, not rankings made from the corpus here, and cannot tell a better retriever's "
+            "run from a made-up one — review this file like code, or leave `run:` out so the built-in retriever "
+            "ranks the corpus"), out.run.file
+
+
+def _unjudged(cfg: Config, comparison: Comparison) -> tuple[str | None, str | None]:
+    unjudged = comparison.unjudged_new_docs
+    if not unjudged:
+        return None, None
+    n = sum(len(e["doc_ids"]) for e in unjudged)
+    return (f"{n} new corpus documents enter the top-{cfg.k} without a gold judgement ({len(unjudged)} "
+            "questions); the labels are going stale — judge them (a Judged@k threshold can enforce it)"), None
+
+
+def _rankings_changed(base: dict[str, list[str]], head: Run) -> bool:
+    """Any question ranked differently (or only on one side)."""
+    return base.keys() != head.queries.keys() or any(base[q] != r.ranking for q, r in head.queries.items())

@@ -1,0 +1,30 @@
+"""One whole check: the stages of :mod:`pipeline` on the tree at ``root``,
+or with a base revision compared and its rules enforced (:mod:`base_check`)."""
+
+from __future__ import annotations
+
+from rag_corpus_check.base.head_vs_base import check_with_base
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.gate import rules as R
+from rag_corpus_check.pipeline.context import Context
+from rag_corpus_check.pipeline.outcome import Outcome, decide
+from rag_corpus_check.pipeline.stages import Options, configure, enter, gate, measure
+
+
+def run_check(root: str, config_path: str, context: Context | None = None,
+              options: Options | None = None) -> Outcome:
+    """The whole check under ``options``: the tree at ``root`` alone, or with
+    ``options.base`` compared and its rules enforced."""
+    options = options or Options()
+    out = Outcome(P.Problems(), context or Context(), advisory=options.advisory,
+                  required_rules=options.required_rules)
+    enter(out, None)
+    cfg = configure(root, config_path, out, options)
+    if cfg is None:
+        return decide(out)
+    if options.base is not None:
+        return check_with_base(root, config_path, cfg, out, options)
+    out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
+    with measure(root, cfg, out, options):
+        gate(cfg, out)
+    return decide(out, shard=options.shard is not None)

@@ -1,0 +1,318 @@
+"""The configuration file: read it safely, validate it, normalise it.
+
+Thresholds are committed in the repository and reviewed like code. Measure
+names are parsed here, once; an unknown one is a config problem that lists the
+valid names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.schemas import describe_error, error_path, errors
+from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.metrics.measures import (
+    MAX_K,
+    ORDER,
+    Measure,
+    Options,
+    headline,
+    parse_measure,
+)
+from rag_corpus_check.retrieval.bm25 import BM25Params, Bounds
+from rag_corpus_check.retrieval.dense import folder_files
+from rag_corpus_check.safe_io import (
+    CONFIG_MAX_BYTES,
+    InputError,
+    Limits,
+    line_of,
+    load_yaml,
+    read_bytes,
+    resolve_input,
+)
+
+DEFAULT_CONFIG = ".rag-corpus-check.yml"
+VECTOR_TYPES = ("dense", "hybrid")  # retriever types that read `retriever.vectors`
+
+
+def add_tree_arguments(parser) -> None:
+    """`--config` and `--root`, as every subcommand that reads a tree takes them."""
+    parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
+    parser.add_argument("--root", default=".", help="repository root (default: current directory)")
+# The `limits:` a config may set: the input limits (safe_io.Limits) and the
+# retriever's bounds (retrieve.Bounds), by their field names.
+FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records", "max_compression_ratio")
+BOUND_LIMITS = tuple(f.name for f in dataclasses.fields(Bounds))
+LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS
+
+
+@dataclass(frozen=True)
+class Threshold:
+    measure: Measure
+    min: float
+    max_drop: float | None = None
+
+
+@dataclass(frozen=True)
+class PerQuestion:
+    """`per_question:` — with a base, the gate fails when more than
+    ``max_questions`` questions lose more than ``max_drop`` of ``measure``."""
+
+    measure: Measure
+    max_drop: float = 0.5
+    max_questions: int = 0
+
+
+@dataclass
+class Config:
+    path_display: str
+    base_dir: str
+    corpus: str
+    gold: str  # the gold file, or the first of a list (the one the rules name)
+    run: str | None
+    k: int
+    min_grade: int = 1
+    max_grade: int = 2
+    gain: str = "linear"
+    short_list: str = "pad"
+    snapshot: str | None = None
+    gold_format: str = "auto"
+    run_format: str = "auto"
+    corpus_format: str = "jsonl"
+    queries: str | None = None  # a file of question texts (BEIR's queries.jsonl)
+    extra_gold: tuple[str, ...] = ()  # the rest of a `gold:` list, merged with the first
+    run_order: str = "descending"  # how a scored run's scores order it
+    grade_map: dict[int, int] = field(default_factory=dict)  # relevance.map: grade as written -> grade used
+    thresholds: list[Threshold] = field(default_factory=list)
+    reported: list[Measure] = field(default_factory=list)  # `measures:`, reported without a threshold
+    per_question: PerQuestion | None = None  # None only until the config is built (see _thresholds)
+    inactive_labels: str = "warning"
+    missing_queries: str = "warning"
+    extra_queries: str = "warning"
+    worst: int = 5
+    show_text: bool = False
+    limits: Limits = field(default_factory=Limits)
+    bounds: Bounds = field(default_factory=Bounds)
+    retriever: str = "bm25"  # used when run is None: "bm25", "command", "dense" or "hybrid"
+    bm25: BM25Params = field(default_factory=BM25Params)
+    vectors: str | None = None  # dense and hybrid: the vectors folder (dense/folder.py)
+    model: str | None = None  # dense and hybrid: the embedding model, as model.json names it
+    rrf_k: int = 60  # hybrid: reciprocal rank fusion's k
+    command: list[str] | None = None
+    command_timeout: float = 600.0
+    rule_change_reason: str | None = None
+    reason_line: int | None = None  # the line of `rule_change_reason` (the override's annotation)
+    shard: tuple[int, int] | None = None  # (index from 1, count), from the command line
+    raw: dict = field(default_factory=dict)
+
+    def limit(self, name: str) -> int:
+        """One of LIMIT_NAMES."""
+        return getattr(self.limits if name in FILE_LIMITS else self.bounds, name)
+
+    def set_limits(self, values: dict[str, int]) -> None:
+        """Replace the limits named in ``values`` (LIMIT_NAMES)."""
+        files: dict[str, Any] = {k: v for k, v in values.items() if k in FILE_LIMITS}
+        self.limits = dataclasses.replace(self.limits, **files)
+        self.bounds = dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS})
+
+    @property
+    def gold_files(self) -> list[str]:
+        """Every gold file the config names, in its order."""
+        return [self.gold, *self.extra_gold]
+
+    @property
+    def input_files(self) -> list[str]:
+        """Every input file the config names (corpus, gold, BEIR's queries,
+        run), relative to its folder: what a tree must hold to be measured."""
+        files = [rel for rel in (self.corpus, *self.gold_files, self.queries, self.run) if rel is not None]
+        return files + (folder_files(self.vectors) if self.vectors and self.uses_vectors else [])
+
+    @property
+    def uses_vectors(self) -> bool:
+        """The ranking is made from the committed vectors (dense or hybrid)."""
+        return self.run is None and self.retriever in VECTOR_TYPES
+
+    @property
+    def run_source(self) -> str:
+        """Where the ranking comes from: "file", "bm25", "command", "dense" or "hybrid"."""
+        return "file" if self.run is not None else self.retriever
+
+    def measures(self) -> list[Measure]:
+        """Every measure computed: the headline ones at the config's k, then
+        any other a threshold or `measures:` names (by k, Rprec last)."""
+        first = headline(self.k)
+        rest = ({t.measure for t in self.thresholds} | set(self.reported) | set(self._per_question_measure()))
+        rest -= set(first)
+        return first + sorted(rest, key=lambda m: (m.k or MAX_K + 1, ORDER[m.name]))
+
+    def _per_question_measure(self) -> list[Measure]:
+        return [self.per_question.measure] if self.per_question is not None else []
+
+    def options(self) -> Options:
+        """The conventions the measures are computed under."""
+        return Options(min_grade=self.min_grade, gain=self.gain, short_list=self.short_list)
+
+
+def load_config(
+    root: str, config_path: str, problems: P.Problems, hasher=None, base_dir: str | None = None
+) -> tuple[Config | None, str | None]:
+    """Returns (config, real_path) or (None, real_path) with problems added.
+    ``hasher`` is fed the bytes of the config once they are read. Paths in
+    the config are relative to ``base_dir`` (default: the config's own
+    directory, after resolving symlinks)."""
+    try:
+        rel = os.path.relpath(os.path.abspath(config_path), os.path.abspath(root))
+        real, display = resolve_input(root, os.path.realpath(root), rel, "config")
+        doc = load_yaml(read_bytes(real, display, CONFIG_MAX_BYTES, hasher), display, Limits())
+    except InputError as exc:
+        problems.add(exc.kind, exc.message, file=exc.file or safe_text(config_path), line=exc.line)
+        return None, None
+    if not _schema_ok(doc, display, problems):
+        return None, real
+    cfg = _build(doc, display, base_dir or os.path.dirname(real))
+    ok = _consistent(cfg, doc, problems)
+    ok = _thresholds(cfg, doc, problems) and ok
+    return (cfg if ok else None), real
+
+
+def _schema_ok(doc, display: str, problems: P.Problems) -> bool:
+    if not isinstance(doc, dict):
+        problems.add(P.SCHEMA, "the config must be a YAML mapping (key: value lines)", file=display, line=1)
+        return False
+    errs = errors("config", doc)
+    for err in errs:
+        problems.add(P.SCHEMA, describe_error(err), file=display, line=line_of(doc, error_path(err)))
+    return not errs
+
+
+def _section(doc: dict, name: str) -> dict:
+    return doc.get(name) or {}
+
+
+def _build(doc: dict, display: str, base_dir: str) -> Config:
+    """The config of a schema-valid document, defaults filled in."""
+    rel, met, fmt = _section(doc, "relevance"), _section(doc, "metrics"), _section(doc, "formats")
+    val, rep, lim = _section(doc, "validation"), _section(doc, "report"), _section(doc, "limits")
+    ret = _section(doc, "retriever")
+    return Config(
+        path_display=display, base_dir=base_dir, **_files(doc, fmt), run=doc.get("run"),
+        k=doc["k"], min_grade=rel.get("min_grade", 1), max_grade=rel.get("max_grade", 2),
+        grade_map={int(k): v for k, v in (rel.get("map") or {}).items()},
+        gain=met.get("gain", "linear"), short_list=met.get("short_list", "pad"), snapshot=doc.get("snapshot"),
+        run_format=fmt.get("run", "auto"), run_order=fmt.get("run_order", "descending"),
+        inactive_labels=val.get("inactive_labels", "warning"), missing_queries=val.get("missing_queries", "warning"),
+        extra_queries=val.get("extra_queries", "warning"), worst=rep.get("worst", 5),
+        show_text=rep.get("show_text", False),
+        limits=Limits(**{name: lim.get(name, getattr(Limits, name)) for name in FILE_LIMITS}),
+        bounds=Bounds(**{name: lim.get(name, getattr(Bounds, name)) for name in BOUND_LIMITS}),
+        retriever=ret.get("type", "command" if "command" in ret else "bm25"), bm25=_bm25(ret),
+        command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
+        vectors=ret.get("vectors"), model=ret.get("model"), rrf_k=ret.get("rrf_k", 60),
+        rule_change_reason=doc.get("rule_change_reason"), raw=_plain(doc),
+        reason_line=line_of(doc, ["rule_change_reason"]) if "rule_change_reason" in doc else None,
+    )
+
+
+def _files(doc: dict, fmt: dict) -> dict:
+    """Where the corpus and the gold set are, and their formats: as named,
+    or the files of a `dataset:` in another tool's layout."""
+    data = doc.get("dataset")
+    if data is None:
+        gold = doc["gold"]
+        first, *rest = [gold] if isinstance(gold, str) else gold
+        return {"corpus": doc["corpus"], "gold": first, "extra_gold": tuple(rest), "gold_format": fmt.get("gold", "auto")}
+    path = data["path"]
+    if data["format"] == "llamaindex":
+        return {"corpus": path, "gold": path, "corpus_format": "llamaindex", "gold_format": "llamaindex"}
+    split = data.get("split", "test")
+    return {"corpus": f"{path}/corpus.jsonl", "gold": f"{path}/qrels/{split}.tsv", "queries": f"{path}/queries.jsonl",
+            "corpus_format": "beir", "gold_format": "beir"}
+
+
+def _bm25(ret: dict) -> BM25Params:
+    return BM25Params(k1=float(ret.get("k1", 1.2)), b=float(ret.get("b", 0.75)), depth=ret.get("depth", 100),
+                      statuses=tuple(ret.get("statuses", ["active"])), stopwords=ret.get("stopwords"))
+
+
+def _consistent(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+    """What the schema cannot say: settings that contradict each other."""
+    found = []
+    if cfg.min_grade > cfg.max_grade:
+        found.append((f"relevance.min_grade ({cfg.min_grade}) is above relevance.max_grade ({cfg.max_grade})",
+                      ["relevance", "min_grade"]))
+    if cfg.run is None:  # the retriever's settings matter only when it retrieves
+        found += _retriever_problems(cfg)
+    for message, path in found:
+        problems.add(P.CONFIG, message, file=cfg.path_display, line=line_of(doc, path))
+    return not found
+
+
+def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
+    found = []
+    if cfg.retriever == "command" and not cfg.command:
+        found.append(("`retriever.type: command` needs `retriever.command: [argv, ...]`", ["retriever"]))
+    if cfg.retriever != "command" and cfg.command:
+        found.append((f"`retriever.command` is set but `retriever.type` is {cfg.retriever}; set `type: command`",
+                      ["retriever", "type"]))
+    found += _vector_problems(cfg)
+    if cfg.bm25.depth < cfg.k:
+        found.append((f"retriever.depth ({cfg.bm25.depth}) is below k ({cfg.k}); the ranking must be at least K "
+                      "long — raise depth", ["retriever", "depth"]))
+    return found
+
+
+def _vector_problems(cfg: Config) -> list[tuple[str, list[str]]]:
+    """`vectors` and `model` go with (and only with) dense and hybrid."""
+    if cfg.retriever in VECTOR_TYPES:
+        missing = [name for name in ("vectors", "model") if getattr(cfg, name) is None]
+        return [(f"`retriever.type: {cfg.retriever}` needs `retriever.{name}`", ["retriever"]) for name in missing]
+    return [(f"`retriever.{name}` is set but `retriever.type` is {cfg.retriever}; set `type: dense` or "
+             "`type: hybrid`", ["retriever", name]) for name in ("vectors", "model") if getattr(cfg, name)]
+
+
+def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+    """The thresholds and the `measures:` list, each name parsed once."""
+    named = {name: _measure(cfg, doc, name, ["thresholds", name], "threshold", problems)
+             for name in doc.get("thresholds", {})}
+    listed = [_measure(cfg, doc, name, ["measures", i], "measure", problems)
+              for i, name in enumerate(doc.get("measures", []))]
+    cfg.thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
+    cfg.reported = list(filter(None, listed))
+    cfg.per_question = _per_question(cfg, doc, problems)
+    return None not in named.values() and None not in listed and cfg.per_question is not None
+
+
+def _per_question(cfg: Config, doc: dict, problems: P.Problems) -> PerQuestion | None:
+    """`per_question:` with its defaults; None when its measure is unknown (a problem)."""
+    rule = _section(doc, "per_question")
+    name = rule.get("measure", str(Measure("nDCG", cfg.k)))
+    measure = _measure(cfg, doc, name, ["per_question", "measure"], "per_question measure", problems)
+    return PerQuestion(measure, float(rule.get("max_drop", 0.5)), rule.get("max_questions", 0)) if measure else None
+
+
+def _threshold(measure: Measure, spec) -> Threshold:
+    """A threshold's value as written: a number, or `{min, max_drop}`."""
+    if isinstance(spec, dict):
+        return Threshold(measure, float(spec["min"]), spec.get("max_drop"))
+    return Threshold(measure, float(spec))
+
+
+def _measure(cfg: Config, doc: dict, name: str, path: list, what: str, problems: P.Problems) -> Measure | None:
+    try:
+        return parse_measure(name)
+    except ValueError as exc:
+        problems.add(P.CONFIG, f"{what} `{safe_text(name, 40)}`: {exc}", file=cfg.path_display,
+                     line=line_of(doc, path))
+        return None
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,297 @@
+"""Which rules the gate enforces, and how a pull request changed them.
+
+The rules are everything in the config that decides a verdict: the thresholds,
+the conventions the numbers are computed under, how the ranking is produced
+(committed run, built-in BM25 and its parameters, or a command), the
+severities of the consistency checks, the input limits, and which file the
+configured config path resolves to. With a base revision they come from the
+base config. The head may tighten them (a raised threshold, a stricter
+severity, a lower limit); anything that loosens them fails the gate unless the
+same pull request sets a new ``rule_change_reason`` (head-override). A raised
+limit is not applied at all without one: the base's limit holds.
+
+``source`` is one of :data:`SOURCES`, an output of the check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, Threshold
+
+BASE = "base"
+FIRST_INTRODUCTION = "head-first-introduction"
+OVERRIDE = "head-override"
+NO_BASE = "head-no-base"
+SOURCES = (BASE, FIRST_INTRODUCTION, OVERRIDE, NO_BASE)
+
+CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map", "run_order")
+VALIDATION = ("inactive_labels", "missing_queries", "extra_queries")
+
+
+@dataclass
+class Rules:
+    source: str  # one of SOURCES
+    changes: list[str] = field(default_factory=list)  # every rule change, loosening or not
+    loosened: list[str] = field(default_factory=list)  # changes that need a rule_change_reason
+    override_reason: str | None = None
+    why: str | None = None  # for head-no-base: why no base rules apply
+
+    @property
+    def violated(self) -> bool:
+        return bool(self.loosened) and self.override_reason is None
+
+
+def head_rules(source: str, why: str | None = None) -> Rules:
+    """The head config's own rules (no base config to take them from)."""
+    return Rules(source, why=why)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the rules' files are: the checked directory (relative to the
+    repository's top) and the files the config's paths name (relative to
+    the checked directory), every symlink resolved."""
+
+    checked: str
+    config: str
+    corpus: str | None
+    gold: str | None
+    run: str | None
+
+
+def ranking(cfg: Config, run_file: str | None) -> dict:
+    """How the ranking is produced, as comparable values (the command's
+    timeout is a limit: the lower one holds, see :func:`enforce`)."""
+    if cfg.run is not None:
+        return {"source": "committed run", "run": run_file}
+    if cfg.retriever == "command":
+        return {"source": "retriever command", "command": list(cfg.command or []), "depth": cfg.bm25.depth}
+    p = cfg.bm25
+    bm25 = {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
+            "statuses": list(p.statuses), "stopwords": p.stopwords}
+    if cfg.retriever == "dense":
+        return {"source": "dense retrieval", "model": cfg.model, "vectors": cfg.vectors, "depth": p.depth,
+                "statuses": list(p.statuses)}
+    if cfg.retriever == "hybrid":
+        return {**bm25, "source": "hybrid retrieval (BM25 + dense)", "model": cfg.model, "vectors": cfg.vectors,
+                "rrf_k": cfg.rrf_k}
+    return bm25
+
+
+def _show(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def _describe(r: dict) -> str:
+    return f"committed run `{r['run']}`" if "run" in r else r["source"]
+
+
+def _ranking_changes(base: dict, head: dict) -> list[str]:
+    what = "how the ranking is produced changed"
+    if base["source"] != head["source"] or base.get("run") != head.get("run"):
+        return [f"{what}: {_describe(base)} → {_describe(head)}"]
+    return [f"{what}: `retriever.{k}` {_show(base[k])} → {_show(head[k])}"
+            for k in base if base[k] != head[k]]
+
+
+def _layout_changes(base: Layout, head: Layout, configured: str, prefix: str) -> list[str]:
+    """Every file of the rules that is another one now: the checked
+    directory, the config, the corpus and the gold set (the run is the
+    ranking's)."""
+    out = []
+    if base.checked != head.checked:
+        out.append(f"the checked directory `{prefix}` now resolves to `{head.checked}` (at the base: `{base.checked}`)")
+    if base.config != head.config:
+        out.append(f"the config `{configured}` now resolves to `{head.config}` (at the base: `{base.config}`)")
+    for key in ("corpus", "gold"):
+        b, h = getattr(base, key), getattr(head, key)
+        if b != h:
+            out.append(f"`{key}` now names `{h}` (at the base: `{b}`)")
+    return out
+
+
+def _threshold_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
+    bth = {t.measure: t for t in base.thresholds}
+    hth = {t.measure: t for t in head.thresholds}
+    for m, bt in bth.items():
+        ht = hth.get(m)
+        if ht is None:
+            _loose(f"threshold `{m}` removed (was ≥ {bt.min:g})", changes, loosened)
+        else:
+            _threshold_change(bt, ht, changes, loosened)
+    changes += [f"threshold `{m}` added (≥ {ht.min:g})" for m, ht in hth.items() if m not in bth]
+
+
+def _threshold_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str]) -> None:
+    m = bt.measure
+    if ht.min < bt.min:
+        _loose(f"threshold `{m}` lowered: {bt.min:g} → {ht.min:g}", changes, loosened)
+    elif ht.min > bt.min:
+        changes.append(f"threshold `{m}` raised: {bt.min:g} → {ht.min:g}")
+    _drop_change(bt, ht, changes, loosened)
+
+
+_NO_DROP = float("inf")  # no max_drop: any drop is allowed
+
+
+def _drop_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str]) -> None:
+    b = _NO_DROP if bt.max_drop is None else bt.max_drop
+    h = _NO_DROP if ht.max_drop is None else ht.max_drop
+    if h > b:
+        _loose(f"`max_drop` of `{bt.measure}` loosened: {b:g} → {'none' if h == _NO_DROP else f'{h:g}'}",
+               changes, loosened)
+    elif h < b:
+        changes.append(f"`max_drop` of `{bt.measure}` tightened: {_show(bt.max_drop)} → {h:g}")
+
+
+def _loose(message: str, changes: list[str], loosened: list[str]) -> None:
+    changes.append(message)
+    loosened.append(message)
+
+
+def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configured: str, prefix: str) -> Rules:
+    """The rules, with a base config: ``layouts`` are (base, head), the
+    config path as configured and the checked directory as given."""
+    changes: list[str] = []
+    loosened: list[str] = []
+    base_layout, head_layout = layouts
+    for message in _layout_changes(base_layout, head_layout, configured, prefix):
+        _loose(message, changes, loosened)
+    for message in _convention_changes(base, head):
+        _loose(message, changes, loosened)
+    for message in _ranking_changes(ranking(base, base_layout.run), ranking(head, head_layout.run)):
+        _loose(message, changes, loosened)
+    _threshold_changes(base, head, changes, loosened)
+    _per_question_changes(base, head, changes, loosened)
+    _validation_changes(base, head, changes, loosened)
+    changes += _limit_changes(base, head)
+    reason = head.rule_change_reason
+    if reason and reason != base.rule_change_reason:
+        return Rules(OVERRIDE, changes, loosened, reason)
+    return Rules(BASE, changes, loosened)
+
+
+def _per_question_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
+    """`per_question:` — another measure, a larger drop or more questions allowed loosen it."""
+    b, h = base.per_question, head.per_question
+    assert b is not None and h is not None
+    if b.measure != h.measure:
+        _loose(f"`per_question.measure` changed: {b.measure} → {h.measure}", changes, loosened)
+    for name, was, now in (("max_drop", b.max_drop, h.max_drop), ("max_questions", b.max_questions, h.max_questions)):
+        if now > was:
+            _loose(f"`per_question.{name}` raised: {was:g} → {now:g}", changes, loosened)
+        elif now < was:
+            changes.append(f"`per_question.{name}` lowered: {was:g} → {now:g}")
+
+
+def level_change(base_level: str | None, head_level: str | None) -> str | None:
+    """The evaluation level of a chunked corpus (per document or per chunk,
+    see :mod:`chunks`) is a convention: numbers at two levels are not
+    comparable, and a PR that switches it (say, by adding chunks to
+    labelled documents) changes how the gate measures. Decided from the
+    inputs, so it is found after both trees are read."""
+    if base_level == head_level:
+        return None
+    return (f"the evaluation level changed: {base_level or 'no chunks'} → {head_level or 'no chunks'} "
+            "(a chunked corpus is evaluated per document when the gold set labels doc_id values)")
+
+
+def add_loosened(rules: Rules, message: str) -> None:
+    """A loosening found after the rules were decided (see :func:`level_change`)."""
+    _loose(message, rules.changes, rules.loosened)
+
+
+def _convention_changes(base: Config, head: Config) -> list[str]:
+    """Numbers under other conventions are not comparable: any change loosens."""
+    return [f"convention `{name}` changed: {getattr(base, name)} → {getattr(head, name)}"
+            for name in CONVENTIONS if getattr(base, name) != getattr(head, name)]
+
+
+def _validation_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
+    for name in VALIDATION:
+        b, h = getattr(base, name), getattr(head, name)
+        if b == "error" and h == "warning":
+            _loose(f"`validation.{name}` error → warning", changes, loosened)
+        elif b != h:
+            changes.append(f"`validation.{name}` {b} → {h}")
+
+
+def _limit_changes(base: Config, head: Config) -> list[str]:
+    out = []
+    for name in LIMIT_NAMES:
+        b, h = base.limit(name), head.limit(name)
+        if h > b:
+            out.append(f"`limits.{name}` raised: {b} → {h} (not applied without a new `rule_change_reason`: the "
+                       "base's limit holds)")
+        elif h < b:
+            out.append(f"`limits.{name}` lowered: {b} → {h}")
+    return out + _timeout_changes(base, head)
+
+
+def _configured_timeout(cfg: Config) -> float:
+    """``retriever.timeout`` as the config file writes it (``command_timeout``
+    may already be lowered by the caller's --retriever-timeout)."""
+    section = cfg.raw.get("retriever")
+    return float(section.get("timeout", 600)) if isinstance(section, dict) else 600.0
+
+
+def _timeout_changes(base: Config, head: Config) -> list[str]:
+    """The command's timeout is a limit like the others: the lower one holds."""
+    b, h = _configured_timeout(base), _configured_timeout(head)
+    if h > b:
+        return [f"`retriever.timeout` raised: {b:g} → {h:g} s (not applied without a new `rule_change_reason`: "
+                "the base's timeout holds)"]
+    if h < b:
+        return [f"`retriever.timeout` lowered: {b:g} → {h:g} s"]
+    return []
+
+
+def enforce(rules: Rules, base: Config, head: Config) -> None:
+    """Make ``head`` measure and gate under ``rules``: with the base's rules,
+    its conventions, thresholds (tightened by the head's), severities (the
+    stricter) and limits (the lower). Head rules leave ``head`` as it is."""
+    if rules.source != BASE:
+        return
+    for name in CONVENTIONS:
+        setattr(head, name, getattr(base, name))
+    head.thresholds = merge_thresholds(base.thresholds, head.thresholds)
+    head.per_question = _stricter(base.per_question, head.per_question)
+    for name in VALIDATION:
+        if "error" in (getattr(base, name), getattr(head, name)):
+            setattr(head, name, "error")
+    head.set_limits({n: min(base.limit(n), head.limit(n)) for n in LIMIT_NAMES})
+    head.command_timeout = min(base.command_timeout, head.command_timeout)
+
+
+def _stricter(base: PerQuestion | None, head: PerQuestion | None) -> PerQuestion | None:
+    """The base's per-question rule, tightened by the head's (on the base's measure)."""
+    if base is None or head is None:
+        return base or head
+    return PerQuestion(base.measure, min(base.max_drop, head.max_drop), min(base.max_questions, head.max_questions))
+
+
+def same_conventions(source: Config, target: Config) -> None:
+    """Give ``target`` the conventions of ``source``: base and head are
+    measured alike, or their numbers could not be compared."""
+    for name in CONVENTIONS:
+        setattr(target, name, getattr(source, name))
+
+
+def merge_thresholds(base: list[Threshold], head: list[Threshold]) -> list[Threshold]:
+    """The base's thresholds, each tightened by the head's, plus the head's new ones."""
+    merged = {str(t.measure): t for t in base}
+    for ht in head:
+        bt = merged.get(str(ht.measure))
+        if bt is None:
+            merged[str(ht.measure)] = ht
+            continue
+        drops = [d for d in (bt.max_drop, ht.max_drop) if d is not None]
+        merged[str(ht.measure)] = Threshold(bt.measure, max(bt.min, ht.min), min(drops) if drops else None)
+    return list(merged.values())

@@ -1,0 +1,304 @@
+"""Gold question texts as data: the same question asked twice, and corpus
+text that contains a question.
+
+**Duplicates** (:func:`duplicate_questions`): two gold questions whose texts
+are equal after :func:`normal` (Unicode NFKC, ``casefold``, whitespace runs
+collapsed to one space, stripped) ask the same thing twice: the question
+counts twice in every mean, which lets a gold set be padded with easy
+questions. An input error at the second (file:line and id) naming the first
+(its id and file:line), across every file of a `gold:` list. A question
+without text (TREC qrels) is left out.
+
+**Leaks** (:class:`LeakScan`): a corpus record that a gold question judges
+(its id, or its chunk's ``doc_id``, is labelled in the gold set) and whose
+text contains a gold question ranks first for it under any lexical retriever — in an honest
+repository a question copied from the page it came from, in a pull request
+the way to borrow a relevant document's label (a chunk ``{"id":
+"policy-002#q0", "doc_id": "policy-002", "text": "<the question>"}``). A
+warning names the record (corpus file:line and id) and the question id, never
+the text; the first :data:`SHOWN`, then how many more. Records no question
+judges are not looked in: they cannot raise a measure (an unjudged document
+counts as not relevant), and tokenising every record tripled the time of a
+100k-document check with a committed run (``bench/generate.py``'s data,
+paired with cc637bd: 3.8x wall). A record judged by at most :data:`FEW`
+questions is searched for those alone, each a substring search in C over its
+joined tokens (1.3x that check's wall, where 29% of the records are judged);
+one judged by more goes through the bounded trie walk below, for every
+question.
+
+"Contains" is decided on the built-in retriever's tokens
+(:func:`retrieve.tokenize`: NFKC, casefold, ``\\w+`` runs): the question's
+tokens, in order and adjacent, inside the record's title and text as BM25
+indexes them (title, a line end, text), so neither punctuation nor spacing
+hides a copy. Only questions of at least :data:`MIN_TOKENS` tokens are looked
+for (shorter ones turn up in ordinary text by chance).
+
+Work, linear in the corpus: each question is filed under an *anchor*, its
+longest token (the rarest, as a rule), at the anchor's offset in it, in a
+trie over its tokens. A record's tokens are tested against the set of
+anchors in C (most records hold none); only at an anchor's positions is the
+trie walked from where a question holding it there would start, a step per
+token that still matches. The steps are counted per record: past
+:data:`WORK_PER_TOKEN` per token of the record (plus :data:`WORK_BASE`) the
+rest of that record is passed over, with a warning that names it (and counts
+the others), and the scan goes on with the next record — so a crafted corpus
+and gold set (one word repeated everywhere, questions made of it) cost a
+bounded multiple of reading the file, and a crafted record early in the file
+cannot switch the scan off for the records after it.
+
+Where it runs — the reader seam, not a stage after it: the check keeps no
+document text (a big corpus is read in a second process that holds only
+ids, :mod:`inputs.child`), so the texts are seen only while the corpus is
+read. The scan is built from the gold set before the corpus is read
+(:func:`inputs.read_inputs` reads the gold files first, then forks the
+corpus child, which inherits the scan) and is fed by every corpus reader:
+the fast reader a block at a time (:meth:`LeakScan.block`), the exact and
+foreign readers a record at a time through their ``on_doc`` hook
+(:meth:`LeakScan.hook`, in front of the built-in BM25's). So it runs for
+the built-in BM25, a retriever command and a committed run alike, and costs
+no second reading of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import compress, count, islice
+
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import nfkc, safe_text
+from rag_corpus_check.inputs.gold_merge import where
+from rag_corpus_check.inputs.records import Gold
+from rag_corpus_check.retrieval.bm25 import tokenize
+
+MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
+SHOWN = 20  # leak warnings listed one by one; the rest are counted
+WORK_PER_TOKEN = 4  # anchor offsets tried and trie steps allowed per corpus token read
+WORK_BASE = 1024  # per record
+FEW = 16  # a record judged by at most this many questions is searched for them alone, in C
+
+
+# ASCII text tokenised without the regular expression, to the same tokens:
+# ASCII is its own NFKC, its casefold is lower(), and its ``\w`` characters are
+# letters, digits and "_" — every other character ends a token. Twice as fast
+# (the scan's main cost: 100k documents hold 8M tokens).
+_ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
+
+
+def tokens_of(text: str) -> list[str]:
+    """:func:`retrieve.tokenize` without stop words (the same tokens, faster for ASCII text)."""
+    if text.isascii():
+        return text.translate(_ASCII_GAPS).lower().split()
+    return tokenize(text)
+
+
+def _judging(gold: Gold, questions: dict[tuple[str, ...], list[str]]) -> dict[str, list]:
+    """Per judged id, the questions (as " tokens " and their ids) that judge it."""
+    by_tokens = {qid: tokens for tokens, qids in questions.items() for qid in qids}
+    out: dict[str, list] = {}
+    for qid, q in gold.queries.items():
+        if qid in by_tokens:
+            entry = (" " + " ".join(by_tokens[qid]) + " ", [qid])
+            for doc_id in q.relevant:
+                out.setdefault(doc_id, []).append(entry)
+    return out
+
+
+def _among(tokens: list[str], judging: list) -> dict[str, None]:
+    """The few questions that judge a record, each a substring search in C
+    over its tokens joined (token boundaries are the spaces around them)."""
+    joined = " " + " ".join(tokens) + " "
+    return dict.fromkeys(qid for text, qids in judging if text in joined for qid in qids)
+
+
+def _rare(token: str) -> tuple[int, str]:
+    """A question's anchor is its longest token (the rarest, as a rule); of
+    equal lengths the greatest in code-point order."""
+    return len(token), token
+
+
+def normal(text: str) -> str:
+    """The text as two questions are compared: NFKC, casefold, whitespace
+    runs collapsed to one space, stripped."""
+    return " ".join(nfkc(text).casefold().split())
+
+
+def _at(place: tuple[str, int | None]) -> str:
+    file, line = place
+    return f"{file}:{line}" if line else file
+
+
+def duplicate_questions(gold: Gold, problems: P.Problems) -> None:
+    """An error for each gold question whose text equals an earlier one's
+    after :func:`normal` (questions without text are left out)."""
+    first: dict[str, str] = {}  # normal text -> the id of the first question with it
+    normals: dict[str, str] = {}  # text -> normal text: a text repeated (YAML aliases) is normalised once
+    for qid, q in gold.queries.items():
+        if not q.text:
+            continue
+        key = normals.get(q.text)
+        if key is None:
+            key = normals[q.text] = normal(q.text)
+        if not key:
+            continue
+        other = first.setdefault(key, qid)
+        if other == qid:
+            continue
+        problems.add(P.CONSISTENCY, f"the question text is that of question `{safe_text(other, 60)}` "
+                     f"({_at(where(gold, gold.queries[other]))}) once case, spacing and Unicode forms are "
+                     "set aside; a question asked twice counts twice in every mean — remove one, or make "
+                     "them different questions", file=where(gold, q)[0], line=q.line, id=qid)
+
+
+class _Node:
+    """A trie node over tokens: the questions that end here, the tokens that go on."""
+
+    __slots__ = ("ends", "next")
+
+    def __init__(self) -> None:
+        self.ends: list[str] = []
+        self.next: dict[str, _Node] = {}
+
+
+class LeakScan:
+    """Gold questions looked for in corpus records as they are read."""
+
+    def __init__(self, questions: dict[tuple[str, ...], list[str]], judging: dict[str, list] | None = None):
+        # record or document id -> (" tokens ", question ids) of the questions that judge it
+        self.judging = judging or {}
+        # anchor -> its offset in a question -> the trie of the questions with the anchor there
+        self.tries: dict[str, dict[int, _Node]] = {}
+        for tokens, qids in questions.items():
+            anchor = max(tokens, key=_rare)
+            node = self.tries.setdefault(anchor, {}).setdefault(tokens.index(anchor), _Node())
+            for token in tokens:
+                node = node.next.setdefault(token, _Node())
+            node.ends.extend(qids)
+        self._anchors = frozenset(self.tries)
+        self.found: list[tuple[str, int | None, str]] = []  # (record id, line or None, question id), the first SHOWN
+        self.count = 0  # every (record, question) found
+        self.stopped: tuple[str, int | None] | None = None  # (id, line) of the first record passed over (work bound)
+        self.skipped = 0  # records passed over at the work bound
+        self.tokens = 0
+        self.work = 0
+
+    @classmethod
+    def of(cls, gold: Gold | None) -> LeakScan | None:
+        """The scan for the questions of ``gold`` long enough to look for, or
+        None when there is none."""
+        texts: dict[str, list[str]] = {}  # a text repeated (YAML aliases) is tokenised once
+        for qid, q in (gold.queries.items() if gold is not None else ()):
+            if q.text:
+                texts.setdefault(q.text, []).append(qid)
+        questions: dict[tuple[str, ...], list[str]] = {}
+        for text, qids in texts.items():
+            tokens = tuple(tokens_of(text))
+            if len(tokens) >= MIN_TOKENS:
+                questions.setdefault(tokens, []).extend(qids)
+        return cls(questions, _judging(gold, questions)) if questions and gold is not None else None
+
+    def clear(self) -> None:
+        """Forget what was found (the file is read again from line 1)."""
+        self.found, self.count, self.stopped, self.skipped, self.tokens, self.work = [], 0, None, 0, 0, 0
+
+    def record(self, doc_id: str, rec: dict, line: int | None = None) -> None:
+        """Look for the questions in one record (title and text as BM25 reads
+        them), when the gold set judges it or its document."""
+        judging = self.judging.get(doc_id, []) + self.judging.get(rec.get("doc_id"), [])  # type: ignore[arg-type]
+        if not judging:
+            return
+        title = rec.get("title")
+        tokens = tokens_of(rec["text"] if not title else title + "\n" + rec["text"])
+        self.tokens += len(tokens)
+        found = _among(tokens, judging) if len(judging) <= FEW else self._everywhere(tokens, doc_id, line)
+        for qid in found:
+            self.count += 1
+            if len(self.found) < SHOWN:
+                self.found.append((doc_id, line, qid))
+
+    def _everywhere(self, tokens: list[str], doc_id: str, line: int | None) -> dict[str, None]:
+        """Every question in ``tokens``, by the bounded trie walk (a record
+        past the bound is passed over and noted)."""
+        found: dict[str, None] = {}
+        bound = self.work + WORK_PER_TOKEN * len(tokens) + WORK_BASE
+        if not self._anchors.isdisjoint(tokens) and not self._look(tokens, found, bound):
+            self.skipped += 1
+            self.stopped = self.stopped or (doc_id, line)
+        return found
+
+    def _look(self, tokens: list[str], found: dict[str, None], bound: int) -> bool:
+        """The questions in ``tokens`` added to ``found``; False when the
+        work bound is reached (checked at each anchor)."""
+        tries = self.tries
+        for at in compress(count(), map(self._anchors.__contains__, tokens)):  # the anchors' positions, in C
+            offsets = tries[tokens[at]]
+            if self.work + len(offsets) > bound:
+                return False
+            self.work += len(offsets)
+            for offset, root in offsets.items():
+                # The first step here (most end at it); the rest in _walk.
+                if at >= offset and (node := root.next.get(tokens[at - offset])) is not None:
+                    self._walk(tokens, at - offset + 1, node, found, bound)
+        return self.work < bound  # at the bound a walk may have been cut short
+
+    def _walk(self, tokens: list[str], start: int, node: _Node, found: dict[str, None], bound: int) -> None:
+        """From ``node``, the questions whose further tokens start at ``start``, added to ``found``."""
+        found.update(dict.fromkeys(node.ends))
+        for token in islice(tokens, start, None):
+            if self.work >= bound:
+                break
+            self.work += 1
+            got = node.next.get(token)
+            if got is None:
+                break
+            node = got
+            found.update(dict.fromkeys(node.ends))
+
+    def block(self, first: int, records: list) -> None:
+        """The fast reader's hook: a block of valid records (as pair tuples),
+        the first on line ``first``."""
+        for line, pairs in enumerate(records, first):
+            rec = dict(pairs)
+            self.record(rec["id"], rec, line)
+
+    def hook(self, on_doc: Callable[[str, dict], None] | None) -> Callable[[str, dict], None]:
+        """The exact readers' ``on_doc``: this scan, then ``on_doc`` (BM25's) if any."""
+
+        def seen(doc_id: str, rec: dict) -> None:
+            self.record(doc_id, rec)
+            if on_doc is not None:
+                on_doc(doc_id, rec)
+
+        return seen
+
+    def state(self) -> tuple:
+        """What was found, as plain values (the corpus child sends it)."""
+        return list(self.found), self.count, self.stopped, self.skipped
+
+    def adopt(self, state) -> None:
+        """What the corpus child found (:meth:`state`)."""
+        if state is None:
+            return
+        found, self.count, stopped, self.skipped = state
+        self.found = [tuple(f) for f in found]
+        self.stopped = None if stopped is None else tuple(stopped)
+
+    def report(self, corpus, problems: P.Problems) -> None:
+        """The warnings: one per record and question found (the first
+        :data:`SHOWN`), how many more, and the records passed over at the work bound."""
+        lines = getattr(corpus, "lines", None) or {}
+        for doc_id, line, qid in self.found:
+            problems.add(P.CONSISTENCY, f"the record contains the text of gold question `{safe_text(qid, 60)}`; "
+                         "it ranks first for that question under any lexical retriever, so the measures no "
+                         "longer say how the corpus answers it — remove or reword the copy (a chunk with the "
+                         "question as its text borrows its document's label)", file=corpus.file,
+                         line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
+        if self.count > len(self.found):
+            problems.add(P.CONSISTENCY, f"and {self.count - len(self.found)} more records contain the text of a "
+                         "gold question (not listed)", file=corpus.file, severity=P.WARNING)
+        if self.stopped is not None:
+            doc_id, line = self.stopped
+            more = f" (and {self.skipped - 1} more records)" if self.skipped > 1 else ""
+            problems.add(P.CONSISTENCY, f"gold question texts were looked for in only part of this record{more}: "
+                         f"it took over {WORK_PER_TOKEN} steps per token (questions that share long runs of words "
+                         "the record repeats); the rest of it was passed over", file=corpus.file,
+                         line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)

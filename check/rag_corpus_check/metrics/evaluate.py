@@ -1,0 +1,110 @@
+"""Per-question records and the means over questions, in one place each:
+:func:`evaluate` scores the questions (every value through
+:meth:`Measure.value`), :func:`means` averages them (also for merged shards
+and the base comparison)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import attrgetter, eq, gt
+
+from rag_corpus_check.core.text import natural_key
+from rag_corpus_check.metrics.measures import DEFAULT, Measure, Options, check_measure, judge
+
+OK = "ok"
+NO_RELEVANT = "no_relevant"
+
+
+@dataclass
+class QueryResult:
+    query_id: str
+    status: str  # OK, or NO_RELEVANT: left out of every mean
+    in_run: bool
+    relevant: int
+    values: dict[Measure, float | None]
+
+
+@dataclass
+class Evaluation:
+    queries: list[QueryResult]
+    means: dict[Measure, float | None]
+    counted: int  # questions in the means
+    excluded: list[str] = field(default_factory=list)  # ids with status no_relevant
+
+
+def evaluate(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]],
+             measures: list[Measure], options: Options = DEFAULT) -> Evaluation:
+    """Score every gold question (one missing from ``rankings`` is an empty
+    ranking). A question without a relevant document gets status
+    ``no_relevant``: R and nDCG are None for it and the whole question is left
+    out of every mean, so all means are over the same questions."""
+    for m in measures:
+        check_measure(m)
+    depth = max((m.depth for m in measures), default=0)
+    empty: list[str] = []
+    results = []
+    for qid in sorted(gold, key=natural_key):
+        grades = gold[qid]
+        q = judge(rankings.get(qid, empty), grades, depth, options.min_grade)
+        values = {m: m.value(q, options) for m in measures}
+        results.append(QueryResult(qid, OK if q.relevant else NO_RELEVANT, qid in rankings, q.relevant, values))
+    return summarize(results, measures)
+
+
+def summarize(results: list[QueryResult], measures: list[Measure]) -> Evaluation:
+    """The :class:`Evaluation` of per-question results, in question order."""
+    counted = [r for r in results if r.status == OK]
+    excluded = [r.query_id for r in results if r.status == NO_RELEVANT]
+    return Evaluation(results, means(counted, measures), len(counted), excluded)
+
+
+def means(counted: list[QueryResult], measures: list[Measure]) -> dict[Measure, float | None]:
+    """The mean of each measure over ``counted`` (questions with a relevant
+    document: every value defined); None over none. Summed in the order of the
+    ids as text, the order trec_eval sums in (its queries sorted with strcmp),
+    whatever order the questions are listed in, so the last digit agrees."""
+    out: dict[Measure, float | None] = {}
+    ordered = sorted(counted, key=attrgetter("query_id"))
+    for m in measures:
+        total = 0.0
+        for r in ordered:
+            total += r.values[m]  # type: ignore[operator]  # defined for an ok question
+        out[m] = total / len(counted) if counted else None
+    return out
+
+
+def irrelevant_top(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]], k: int,
+                   min_grade: int) -> tuple[list[str], list[bool]]:
+    """Every top-k position of a gold question that holds a document not
+    relevant to it (judged below ``min_grade``, or unjudged), as the document
+    ids, and for each whether it is unjudged (grades are never negative, so
+    -1 stands for unjudged). Needs no corpus."""
+    irrelevant: list[str] = []
+    unjudged: list[bool] = []
+    empty: list[str] = []
+    for qid, grades in gold.items():
+        top = rankings.get(qid, empty)[:k]
+        gs = list(map(grades.get, top, repeat(-1)))
+        low = list(map(gt, repeat(min_grade), gs))
+        irrelevant += compress(top, low)
+        unjudged += compress(map(eq, gs, repeat(-1)), low)
+    return irrelevant, unjudged
+
+
+def by_type_rows(counts: Counter, unjudged: Counter) -> list[dict]:
+    """The "irrelevant hits by document type" table from per-type counts
+    (of one run, or summed over shards): most hits first."""
+    total = sum(counts.values())
+    rows = [{"type": t, "irrelevant": n, "unjudged": unjudged.get(t, 0), "share": n / total if total else 0.0}
+            for t, n in counts.items()]
+    rows.sort(key=lambda r: (-r["irrelevant"], r["type"]))
+    return rows
+
+
+def irrelevant_by_type(irrelevant: list[str], unjudged: list[bool], corpus) -> list[dict]:
+    """Which kinds of documents crowd out the right ones: per document type,
+    how many top-k positions (over all questions) hold a document that is not
+    relevant to the question, and how many of those are unjudged."""
+    return by_type_rows(*corpus.type_counts(irrelevant, unjudged))

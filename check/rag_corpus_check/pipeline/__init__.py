@@ -1,0 +1,8 @@
+"""One check's stages: config -> inputs -> rankings -> evaluation ->
+validation -> gate (:mod:`stages`), the choice of ranking
+(:mod:`rankings`, :mod:`dense_ranker`), where the check runs
+(:mod:`context`) and the typed outcome every reporter reads
+(:mod:`outcome`).
+
+May import: core, safe_io, metrics, retrieval, config, inputs, gate.
+"""

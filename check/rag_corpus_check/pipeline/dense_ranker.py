@@ -1,0 +1,71 @@
+"""The dense ranking of a config (``retriever.type: dense``, and the dense
+half of ``hybrid``): the served corpus records' text hashes collected while
+the corpus is read, the vectors folder read and checked for freshness, then
+the exact search (:mod:`search`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rag_corpus_check.config.load import Config
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.inputs import Gold, where
+from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS
+from rag_corpus_check.retrieval.dense.folder import Place, Vectors, read_vectors
+from rag_corpus_check.retrieval.dense.search import DenseSearch
+from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_sha256
+from rag_corpus_check.safe_io import InputError
+
+
+@dataclass
+class DenseRanker:
+    cfg: Config
+    root: str
+    texts: dict[str, str] = field(default_factory=dict)  # served record id -> sha-256 of its text
+    vectors: Vectors | None = None
+
+    def add(self, doc_id: str, rec: dict) -> None:
+        """For the corpus reader: a record the retriever serves."""
+        if rec.get("status", "active") in self.cfg.bm25.statuses:
+            self.texts[doc_id] = text_sha256(rec["text"])
+
+    def rank(self, questions: list[tuple[str, str]], gold: Gold, corpus_line, problems: P.Problems
+             ) -> dict[str, list[str]] | None:
+        """Question id -> ranking; None (with problems) when the folder is
+        invalid or stale. ``corpus_line(id)`` is a record's (file, line). May raise
+        :class:`retrieve.Budget`."""
+        vectors = self._read(problems)
+        if vectors is None or not self._fresh(vectors, questions, gold, corpus_line, problems):
+            return None
+        docs, asked = vectors.documents, vectors.questions
+        eligible = np.array(sorted(docs.row_of[d] for d in self.texts), dtype=np.int64)
+        search = DenseSearch(docs.vectors, docs.keys, eligible, self.cfg.bounds.max_retrieval_work)
+        rows = [asked.row_of[qid] for qid, _ in questions]
+        rankings = search.rank(np.asarray(asked.vectors[rows]), self.cfg.bm25.depth)
+        return {qid: ranking for (qid, _), ranking in zip(questions, rankings, strict=True)}
+
+    def _read(self, problems: P.Problems) -> Vectors | None:
+        cfg = self.cfg
+        assert cfg.vectors is not None and cfg.model is not None
+        try:
+            self.vectors = read_vectors(Place(self.root, cfg.base_dir, cfg.vectors), cfg.model, cfg.limits)
+        except InputError as exc:
+            problems.add_input_error(exc)
+        return self.vectors
+
+    def _fresh(self, vectors: Vectors, questions: list[tuple[str, str]], gold: Gold, corpus_line,
+               problems: P.Problems) -> bool:
+        """Every served record and every question has a current row."""
+        docs, asked = vectors.documents, vectors.questions
+        old_docs = stale(self.texts, docs.row_of, docs.hashes)
+        report_stale(old_docs, corpus_line, docs.index, problems)
+        old_questions = stale({qid: text_sha256(text) for qid, text in questions}, asked.row_of, asked.hashes)
+        report_stale(old_questions, lambda qid: where(gold, gold.queries[qid]), asked.index, problems)
+        for found, (kind, key) in ((old_docs, DOCUMENTS), (old_questions, QUESTIONS)):
+            if found:
+                problems.add(P.CONSISTENCY, REEMBED.format(n=len(found), folder=safe_text(vectors.folder, 200),
+                                                           model=safe_text(self.cfg.model, 200), kind=kind, key=key), file=getattr(vectors, kind).index)
+        return not (old_docs or old_questions)

@@ -1,0 +1,154 @@
+"""What a check found: the typed outcome every reporter reads, and the one
+function that decides the verdict and the exit code (:func:`decide`) — for a
+check, a shard, merged shards and ``--advisory`` alike."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rag_corpus_check import __version__
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.pipeline.context import Context
+
+if TYPE_CHECKING:
+    from rag_corpus_check.config.load import Config
+    from rag_corpus_check.gate.compare import Comparison
+    from rag_corpus_check.gate.rules import Rules
+    from rag_corpus_check.gate.thresholds import PerQuestionResult, ThresholdResult
+    from rag_corpus_check.inputs import CorpusView, Gold, Run
+    from rag_corpus_check.metrics.evaluate import Evaluation
+    from rag_corpus_check.retrieval.dense import VectorTrust
+    from rag_corpus_check.retrieval.external import CommandResult
+
+PASS, FAIL, INVALID, ERROR = "pass", "fail", "invalid", "error"
+PARTIAL = "partial"  # one shard of a sharded run: valid, measured, not gated
+EXIT_CODES = {PASS: 0, FAIL: 1, INVALID: 2, ERROR: 3, PARTIAL: 0}
+
+
+@dataclass
+class Retrieval:
+    """How the run was produced when no committed run was scored."""
+
+    info: dict  # type and parameters, as the results file shows them
+    command: CommandResult | None = None  # a retriever command's result
+
+
+@dataclass
+class BaseResult:
+    """The comparison with a base revision (``--base``)."""
+
+    rev: str
+    sha: str | None = None
+    notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
+    comparison: Comparison | None = None
+    rankings: dict[str, list[str]] | None = None  # the base's, as evaluated (for `rag-corpus-check pool`)
+
+
+@dataclass
+class Outcome:
+    problems: P.Problems
+    context: Context = field(default_factory=Context)
+    verdict: str = INVALID
+    exit_code: int = EXIT_CODES[INVALID]  # the verdict's code (in the results file)
+    exit_status: int = EXIT_CODES[INVALID]  # the process's (0 for a failed gate with --advisory)
+    config: Config | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # display path -> sha256, in reading order
+    corpus: CorpusView | None = None
+    gold: Gold | None = None
+    run: Run | None = None
+    retrieval: Retrieval | None = None
+    evaluation: Evaluation | None = None
+    irrelevant_by_type: list[dict] = field(default_factory=list)
+    level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
+    formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
+    thresholds: list[ThresholdResult] = field(default_factory=list)
+    per_question: PerQuestionResult | None = None  # with a base compared
+    base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
+    rules: Rules | None = None  # which rules applied (None: no config to take them from)
+    vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
+    vector_trust: VectorTrust | None = None  # dense and hybrid, with a base: what the PR supplied
+    base: BaseResult | None = None
+    advisory: bool = False
+    required_rules: tuple[str, ...] = ()  # --require-rules-source: the sources that may gate (empty: any)
+    stage: str | None = None  # where an internal error happened
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+    @property
+    def rules_source(self) -> str | None:
+        return self.rules.source if self.rules else None
+
+    @property
+    def rules_refused(self) -> bool:
+        """The rules came from a source the caller does not accept."""
+        return bool(self.required_rules) and self.rules is not None and self.rules.source not in self.required_rules
+
+
+def decide(out: Outcome, *, shard: bool = False) -> Outcome:
+    """The verdict: invalid on any input error or when nothing was measured
+    (no thresholds applied), fail when a threshold fails or the PR loosened
+    the rules without a reason, partial for one shard (only the merge
+    gates), else pass. ``--advisory`` turns a failed gate's exit status into
+    0; the verdict stays ``fail``."""
+    verdict = _verdict(out)
+    if shard and verdict in (PASS, FAIL):
+        verdict = PARTIAL
+    out.verdict = verdict
+    out.exit_code = EXIT_CODES[verdict]
+    out.exit_status = 0 if out.advisory and verdict == FAIL else out.exit_code
+    out.stage = None
+    return out
+
+
+def _verdict(out: Outcome) -> str:
+    if out.evaluation is None or out.problems.has_errors():
+        return INVALID
+    return FAIL if gate_reasons(out) else PASS
+
+
+def _vectors_differ(out: Outcome) -> bool:
+    return out.vector_trust is not None and out.vector_trust.count("differ") > 0
+
+
+def gate_reasons(out: Outcome) -> list[str]:
+    """Why the gate failed, one line each (none: it passed): a rules source
+    the workflow refuses, the rules this PR loosened without a reason, then
+    the thresholds and the per-question rule not met (what a reader needs
+    first, in the console, the annotations and the summary)."""
+    return (_refused(out) + _loosened(out) + [_below(t) for t in out.thresholds if not t.passed]
+            + _per_question(out) + _vectors(out))
+
+
+def _refused(out: Outcome) -> list[str]:
+    if not out.rules_refused:
+        return []
+    accepted = " or ".join(f"`{s}`" for s in out.required_rules)
+    return [f"rules-source is `{out.rules_source}`, and this workflow accepts only {accepted} "
+            "(--require-rules-source, action input `require-rules-source`)"]
+
+
+def _loosened(out: Outcome) -> list[str]:
+    loosened = out.rules.loosened if out.rules is not None and out.rules.violated else []
+    return [f"this PR loosens a rule without a new `rule_change_reason`: {c}" for c in loosened]
+
+
+def _per_question(out: Outcome) -> list[str]:
+    rule = out.per_question
+    return [rule.reason()] if rule is not None and not rule.passed else []
+
+
+def _vectors(out: Outcome) -> list[str]:
+    return [out.vector_trust.reason()] if out.vector_trust is not None and _vectors_differ(out) else []
+
+
+def _below(t: ThresholdResult) -> str:
+    value = "undefined" if t.value is None else f"{t.value:.4f}"
+    return f"`{t.measure}` is {value}, the threshold is {t.limit:g}" + (f" ({t.note})" if t.note else "")
+
+
+def environment() -> dict:
+    return {"tool_version": __version__, "python": platform.python_version()}

@@ -1,0 +1,57 @@
+"""Dense and hybrid retrieval from committed vectors.
+
+:mod:`npy` checks a ``.npy`` header before numpy reads the file,
+:mod:`folder` reads a vectors folder, :mod:`search` is the exact cosine
+search, :mod:`fusion` the reciprocal rank fusion with BM25, :mod:`trust`
+the freshness check, :mod:`base_identity` the base check, :mod:`pipeline.dense_ranker` puts
+them together. numpy is imported by the modules that need it, which
+:mod:`pipeline.rankings` imports only for a dense or hybrid retriever: a BM25
+check never imports it (this module has no numpy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MODEL_FILE = "model.json"
+# (kind, id key) of the two row files; each is `<kind>.npy` + `<kind>.jsonl`.
+DOCUMENTS = ("documents", "id")
+QUESTIONS = ("questions", "query_id")
+FILES = (MODEL_FILE, "documents.jsonl", "documents.npy", "questions.jsonl", "questions.npy")
+
+
+def folder_files(folder: str) -> list[str]:
+    """The files of a vectors folder, as paths relative to the config."""
+    return [f"{folder.rstrip('/')}/{name}" for name in FILES]
+
+
+SHOWN = 20  # ids listed in the console and the summary (all are in the results file)
+
+
+@dataclass
+class VectorTrust:
+    """With a base: the rows this PR supplied (texts the base has no vector
+    for: new or changed) and the rows of unchanged texts whose vector is not
+    the base's, bit for bit (the gate fails on any). ``base_model`` is None
+    when the base had no vectors of the same model to compare with: then
+    every row is supplied."""
+
+    supplied: dict[str, list[str]] = field(default_factory=dict)  # kind ("documents"/"questions") -> ids
+    differ: dict[str, list[str]] = field(default_factory=dict)
+    base_model: str | None = None
+
+    def count(self, what: str) -> int:
+        return sum(map(len, getattr(self, what).values()))
+
+    def first(self, what: str) -> list[str]:
+        """The first :data:`SHOWN` ids, as `kind:id`."""
+        return [f"{kind[:-1]} {key}" for kind, keys in getattr(self, what).items() for key in keys][:SHOWN]
+
+    def reason(self) -> str:
+        return (f"the vectors of {self.count('differ')} unchanged texts differ from the base (the first: "
+                f"{', '.join(self.first('differ'))}); a text whose sha256 the base has must keep the base's "
+                "vector bit for bit — restore those rows (a new model needs a new `retriever.model`)")
+
+    def to_json(self) -> dict:
+        return {"compared_with_base_model": self.base_model, "supplied": self.count("supplied"),
+                "supplied_ids": self.supplied, "differ": self.count("differ"), "differ_ids": self.differ}

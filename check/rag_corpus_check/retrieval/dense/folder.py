@@ -1,0 +1,165 @@
+"""A vectors folder (``retriever.vectors``), read and checked.
+
+Layout: ``model.json`` (``{"model": "<name and version>", "dimensions": n}``,
+equal to the config's ``retriever.model``); ``documents.npy`` (rows × n,
+float32 or float16) with ``documents.jsonl`` (one ``{"id", "sha256"}`` per
+row, in row order); ``questions.npy`` with ``questions.jsonl``
+(``{"query_id", "sha256"}``). ``sha256`` is the hex sha-256 of the UTF-8
+bytes of the text the row embeds. Every failure is an :class:`InputError`
+naming the file and line (for a row: the ``.jsonl`` line and the id).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rag_corpus_check.core.text import safe_id, safe_text
+from rag_corpus_check.retrieval.dense import DOCUMENTS, MODEL_FILE, QUESTIONS
+from rag_corpus_check.retrieval.dense.npy import bad_row, load
+from rag_corpus_check.safe_io import (
+    InputError,
+    Limits,
+    Sha256,
+    iter_jsonl,
+    load_json_document,
+    resolve_input,
+    sha256_file,
+)
+
+MAX_DIMENSIONS = 65536
+_HEX = re.compile(r"[0-9a-f]{64}\Z")
+_CONTROL = re.compile("[\u0000-\u001f\u007f\u0085\u2028\u2029]")
+
+
+@dataclass
+class Rows:
+    """One ``.npy`` and its ``.jsonl``: row ``i`` embeds the text of
+    ``keys[i]`` whose sha-256 is ``hashes[i]`` (line ``lines[i]``)."""
+
+    file: str  # the .npy, as shown
+    index: str  # the .jsonl, as shown
+    keys: list[str] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    matrix: np.ndarray | None = None
+    row_of: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        assert self.matrix is not None
+        return self.matrix
+
+
+@dataclass
+class Vectors:
+    folder: str
+    model: str
+    dimensions: int
+    documents: Rows
+    questions: Rows
+    digests: dict[str, str] = field(default_factory=dict)  # file as shown -> sha-256
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a vectors folder is: the repository root, the config's folder
+    and the folder as the config names it."""
+
+    root: str
+    base_dir: str
+    folder: str
+
+
+def read_vectors(place: Place, model: str, limits: Limits) -> Vectors:
+    """The folder, every file checked (see the module's docstring)."""
+    digests: dict[str, str] = {}
+    dims = _model(_resolve(place, MODEL_FILE), model, limits, digests)
+    documents = _rows(place, DOCUMENTS, dims, limits, digests)
+    questions = _rows(place, QUESTIONS, dims, limits, digests)
+    return Vectors(place.folder, model, dims, documents, questions, digests)
+
+
+def _resolve(place: Place, name: str) -> tuple[str, str]:
+    return resolve_input(place.root, place.base_dir, f"{place.folder.rstrip('/')}/{name}", "retriever.vectors")
+
+
+def _model(where: tuple[str, str], model: str, limits: Limits, digests: dict[str, str]) -> int:
+    real, display = where
+    hasher = Sha256()
+    doc, _ = load_json_document(real, display, limits, hasher)
+    digests[display] = hasher.hexdigest()
+    dims = _dimensions(doc, display)
+    if doc["model"] != model:
+        raise InputError("consistency", f"the vectors were made with `{safe_text(doc['model'], 100)}`, but the "
+                         f"config's `retriever.model` is `{safe_text(model, 100)}`; re-embed every text with the "
+                         "configured model, or set the model the vectors were made with", file=display, line=1)
+    return dims
+
+
+def _dimensions(doc, display: str) -> int:
+    if not (isinstance(doc, dict) and set(doc) == {"model", "dimensions"} and isinstance(doc["model"], str)):
+        raise InputError("schema", 'must be {"model": "<name and version>", "dimensions": <int>}', file=display, line=1)
+    dims = doc["dimensions"]
+    if type(dims) is not int or not 1 <= dims <= MAX_DIMENSIONS:
+        raise InputError("schema", f"`dimensions` must be an integer from 1 to {MAX_DIMENSIONS}", file=display, line=1)
+    return dims
+
+
+def _rows(place: Place, kind: tuple[str, str], dims: int, limits: Limits, digests: dict[str, str]) -> Rows:
+    name, key = kind
+    index_real, index = _resolve(place, f"{name}.jsonl")
+    npy_real, npy = _resolve(place, f"{name}.npy")
+    rows = Rows(npy, index)
+    hasher = Sha256()
+    for line, rec in iter_jsonl(index_real, index, limits, hasher=hasher):
+        _add_row(rows, key, rec, line)
+    digests[index] = hasher.hexdigest()
+    rows.matrix = load(npy_real, npy, limits.max_file_bytes)
+    digests[npy] = sha256_file(npy_real, npy, limits.max_file_bytes)
+    _check_matrix(rows, dims)
+    return rows
+
+
+def _add_row(rows: Rows, key: str, rec, line: int) -> None:
+    if not (isinstance(rec, dict) and set(rec) == {key, "sha256"}):
+        raise InputError("schema", f'each line must be {{"{key}": "<id>", "sha256": "<hex>"}} (one per row of '
+                         f"{rows.file}, in row order)", file=rows.index, line=line)
+    rid, digest = rec[key], rec["sha256"]
+    _check_row(rows, key, rid, digest, line)
+    rows.row_of[rid] = len(rows.keys)
+    rows.keys.append(rid)
+    rows.hashes.append(digest)
+    rows.lines.append(line)
+
+
+def _valid_id(rid) -> bool:
+    return isinstance(rid, str) and 1 <= len(rid) <= 512 and not _CONTROL.search(rid)
+
+
+def _check_row(rows: Rows, key: str, rid, digest, line: int) -> None:
+    if not _valid_id(rid):
+        raise InputError("schema", f"`{key}` must be a non-empty id of at most 512 characters without control "
+                         "characters", file=rows.index, line=line)
+    if not (isinstance(digest, str) and _HEX.match(digest)):
+        raise InputError("schema", "`sha256` must be 64 lowercase hex digits (the sha-256 of the UTF-8 text)",
+                         file=rows.index, line=line)
+    if rid in rows.row_of:
+        raise InputError("consistency", f"`{safe_id(rid)}` has a row already (line "
+                         f"{rows.lines[rows.row_of[rid]]}); keep one row per {key}", file=rows.index, line=line)
+
+
+def _check_matrix(rows: Rows, dims: int) -> None:
+    n, cols = rows.vectors.shape
+    if n != len(rows.keys):
+        raise InputError("consistency", f"{n} rows, but {rows.index} has {len(rows.keys)} lines; the two must "
+                         "describe the same rows in the same order", file=rows.file)
+    if cols != dims:
+        raise InputError("consistency", f"rows have {cols} dimensions, but model.json says {dims}", file=rows.file)
+    bad = bad_row(rows.vectors)
+    if bad is not None:
+        row, why = bad
+        raise InputError("consistency", f"row {row} of {rows.file} (`{safe_id(rows.keys[row])}`) has {why}, which is no vector to compare "
+                         "by cosine; re-embed this text", file=rows.index, line=rows.lines[row])
