@@ -21,12 +21,8 @@ from functools import partial
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.inputs import corpus as exact_corpus
-from rag_corpus_check.inputs import fast, foreign
-from rag_corpus_check.inputs import gold as exact_gold
-from rag_corpus_check.inputs import run as exact_run
+from rag_corpus_check.inputs import formats
 from rag_corpus_check.inputs.child import CorpusProcess
-from rag_corpus_check.inputs.gold import gold_format
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.question_texts import LeakScan
 from rag_corpus_check.inputs.records import (
@@ -40,13 +36,12 @@ from rag_corpus_check.inputs.records import (
     Run,
     RunQuery,
 )
-from rag_corpus_check.inputs.run import run_format
 from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, restart, sha256_file
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
 
 __all__ = [
     "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "Run", "RunQuery",
-    "Source", "gold_format", "read_corpus", "read_gold", "read_inputs", "read_run", "run_format",
+    "Source", "read_corpus", "read_gold", "read_inputs", "read_run",
     "read_gold_set", "snapshot_where", "where",
 ]
 
@@ -257,14 +252,14 @@ def _read(out: Inputs, source: Source, problems: P.Problems, reader, *args, **kw
     return result
 
 
-def _fast_or_none(reader, real: str, display: str, limits: Limits, hasher=None):
+def _fast_or_none(reader, limits: Limits, hasher=None):
     """A fast reader's result, or None when it gave up (:class:`Slow`): the
     digest and the kind's tally then start over for the exact reader, which
     reads from line 1."""
     mark = limits.tally.mark() if limits.tally is not None else None
     try:
         with no_gc():
-            return reader(real, display, limits, hasher=hasher)
+            return reader(limits, hasher=hasher)
     except Slow:
         restart(hasher)
         if limits.tally is not None and mark is not None:
@@ -278,44 +273,36 @@ def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=Non
     else the exact one, which reports the problems. ``scan`` sees every
     valid record's text (:mod:`question_texts`)."""
     seen = scan.hook(on_doc) if scan is not None else on_doc
-    if source.format == "llamaindex":
-        return foreign.read_llamaindex_corpus(source.real, source.display, limits, problems, seen, hasher)
-    if source.format == "beir":
-        return exact_corpus.read_corpus(source.real, source.display, limits, problems, seen, hasher,
-                                        native=foreign.beir_document)
-    if on_doc is None and fast_first:
-        reader = partial(fast.read_corpus, on_block=scan.block if scan is not None else None)
-        got = _fast_or_none(reader, source.real, source.display, limits, hasher=hasher)
+    entry = formats.find("corpus", source.format)
+    if entry.fast is not None and on_doc is None and fast_first:
+        reader = partial(entry.fast, source, on_block=scan.block if scan is not None else None)
+        got = _fast_or_none(reader, limits, hasher)
         if got is not None:
             return got
         if scan is not None:
             scan.clear()  # the exact reader starts over
-    return exact_corpus.read_corpus(source.real, source.display, limits, problems, seen, hasher)
+    return entry.read(source, limits, problems, seen, hasher)
 
 
 def read_gold(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Gold:
-    grade_map = dict(source.grade_map)
-    if source.format == "qrels-json":
-        return foreign.read_qrels_json(source.real, source.display, limits, problems, grade_map, hasher)
-    if source.format == "llamaindex":
-        return foreign.read_llamaindex_gold(source.real, source.display, limits, problems, hasher)
-    if source.format == "jsonl" and not grade_map:
-        got = _fast_or_none(fast.read_gold, source.real, source.display, limits, hasher=hasher)
-        if got is not None:
-            return got
-    return exact_gold.read_gold(source.real, source.display, source.format, limits, problems, hasher, grade_map)
+    return _read_kind("gold", source, limits, problems, hasher)
 
 
 def read_queries(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> dict[str, str]:
     """Question texts kept apart from the labels (BEIR's queries.jsonl)."""
-    return foreign.read_beir_queries(source.real, source.display, limits, problems, hasher)
+    return formats.find("queries", source.format).read(source, limits, problems, hasher)
 
 
 def read_run(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Run:
-    if source.format == "run-json":
-        return foreign.read_run_json(source.real, source.display, limits, problems, source.order, hasher)
-    if source.format == "jsonl":
-        got = _fast_or_none(fast.read_run, source.real, source.display, limits, hasher=hasher)
+    return _read_kind("run", source, limits, problems, hasher)
+
+
+def _read_kind(kind: str, source: Source, limits: Limits, problems: P.Problems, hasher):
+    """The fast reader of the source's format when it has one and it reads
+    the file, else the exact one (:mod:`formats`)."""
+    entry = formats.find(kind, source.format)
+    if entry.fast is not None:
+        got = _fast_or_none(partial(entry.fast, source), limits, hasher)
         if got is not None:
             return got
-    return exact_run.read_run(source.real, source.display, source.format, limits, problems, hasher, source.order)
+    return entry.read(source, limits, problems, hasher)

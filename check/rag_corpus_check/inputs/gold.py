@@ -3,7 +3,6 @@ line), TREC qrels (``qid iter docid grade``)."""
 
 from __future__ import annotations
 
-import os
 import re
 
 from rag_corpus_check.core import problems as P
@@ -27,16 +26,10 @@ from rag_corpus_check.safe_io import (
     line_of,
     load_json_document,
     load_yaml,
-    plain_name,
     read_bytes,
 )
 
-EXTENSIONS = {".yml": "yaml", ".yaml": "yaml", ".json": "json", ".jsonl": "jsonl", ".qrels": "qrels"}
 BEIR_HEADER = ["query-id", "corpus-id", "score"]
-
-
-def gold_format(path: str, declared: str) -> str | None:
-    return declared if declared != "auto" else EXTENSIONS.get(os.path.splitext(plain_name(path))[1].lower())
 
 
 def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import os
 import re
 
 from rag_corpus_check.core import problems as P
@@ -18,14 +17,9 @@ from rag_corpus_check.inputs.validity import (
     trec_fields,
     trec_id_problem,
 )
-from rag_corpus_check.safe_io import Limits, iter_jsonl, iter_text_lines, plain_name
+from rag_corpus_check.safe_io import Limits, iter_jsonl, iter_text_lines
 
-EXTENSIONS = {".jsonl": "jsonl", ".run": "trec", ".trec": "trec"}
 _SCORE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-
-
-def run_format(path: str, declared: str) -> str | None:
-    return declared if declared != "auto" else EXTENSIONS.get(os.path.splitext(plain_name(path))[1].lower())
 
 
 def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None,

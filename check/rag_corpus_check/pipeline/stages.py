@@ -13,8 +13,9 @@ from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate.compare import Comparison, max_drop_failures
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
-from rag_corpus_check.inputs import Inputs, Source, chunks, gold_format, read_inputs, run_format
+from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
 from rag_corpus_check.inputs.cross_file import check_labels, cross_check
+from rag_corpus_check.inputs.formats import format_of, unknown_format
 from rag_corpus_check.inputs.question_texts import duplicate_questions
 from rag_corpus_check.metrics.evaluate import (
     Evaluation,
@@ -199,14 +200,14 @@ def input_sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Sou
     if cfg.queries:
         wanted.append(("queries", cfg.queries, "beir"))
     if cfg.run:
-        wanted.append(("run", cfg.run, run_format(cfg.run, cfg.run_format)))
+        wanted.append(("run", cfg.run, format_of("run", cfg.run, cfg.run_format)))
     sources = {key: source for key, rel, fmt in wanted if (source := _source(root, cfg, key, rel, fmt, problems))}
     return sources if len(sources) == len(wanted) and _distinct_gold(cfg, sources, problems) else None
 
 
 def _gold_files(cfg: Config) -> list[tuple[str, str, str | None]]:
     keys = ["gold", *(f"gold[{i}]" for i in range(1, len(cfg.gold_files)))]
-    return [(key, rel, gold_format(rel, cfg.gold_format)) for key, rel in zip(keys, cfg.gold_files, strict=True)]
+    return [(key, rel, format_of("gold", rel, cfg.gold_format)) for key, rel in zip(keys, cfg.gold_files, strict=True)]
 
 
 def gold_sources(sources: dict[str, Source]) -> list[Source]:
@@ -238,17 +239,9 @@ def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problem
         problems.add(exc.kind, exc.message, file=exc.file or cfg.path_display, line=exc.line)
         return None
     if fmt is None:
-        problems.add(P.CONFIG, _UNKNOWN_FORMAT[key.partition("[")[0]], file=cfg.path_display, id=display)
+        problems.add(P.CONFIG, unknown_format(key.partition("[")[0]), file=cfg.path_display, id=display)
         return None
     return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order)
-
-
-_UNKNOWN_FORMAT = {
-    "gold": "cannot tell the gold format from the file extension; use .yaml/.json/.jsonl/.qrels (or .gz of "
-            "one) or set `formats: {gold: ...}` in the config (yaml, json, jsonl, qrels, qrels-json)",
-    "run": "cannot tell the run format from the file extension; use .jsonl/.run/.trec (or .gz of one) "
-           "or set `formats: {run: ...}` in the config (jsonl, trec, run-json)",
-}
 
 
 def _keep_shard(out: Outcome, shard: tuple[int, int]) -> None:
