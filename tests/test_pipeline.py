@@ -66,8 +66,18 @@ def test_the_caller_caps_the_retriever_timeout(kb):
                                                                   "  command: [x]")
     (kb / ".rag-corpus-check.yml").write_text(cfg_text)
     out = _run(kb, Options(retriever_timeout=60))
-    assert out.config is not None and out.config.command_timeout == 60
     assert "--allow-retriever-command" in out.problems.items[0].message  # and it is not run unasked
+    out = _run(kb, Options(retriever_timeout=60, allow_command=True))
+    assert out.retrieval is not None and out.retrieval.info["timeout"] == 60  # the caller's ceiling holds
+    assert out.config is not None and out.config.command_timeout == 900  # the config stays as committed
+
+
+def test_the_callers_options_leave_the_config_as_committed(kb):
+    out = _run(kb, Options(use_retriever=True, shard=(1, 2)), config="committed-run.rag-corpus-check.yml")
+    assert out.shard == (1, 2) and out.config is not None and out.config.run is None  # `retrieve` ranks itself
+    assert not hasattr(out.config, "shard")
+    read = _run(kb, Options(), config="committed-run.rag-corpus-check.yml").config
+    assert read is not None and read.run is not None  # a new value for `retrieve`; the file's config keeps `run:`
 
 
 def test_a_shard_holds_its_questions_only(kb):

@@ -106,7 +106,6 @@ class Config:
     command_timeout: float = 600.0
     rule_change_reason: str | None = None
     reason_line: int | None = None  # the line of `rule_change_reason` (the override's annotation)
-    shard: tuple[int, int] | None = None  # (index from 1, count), from the command line
     raw: dict = field(default_factory=dict)
 
     def limit(self, name: str) -> int:

@@ -237,7 +237,7 @@ def _limit_changes(base: Config, head: Config) -> list[str]:
 
 def _configured_timeout(cfg: Config) -> float:
     """``retriever.timeout`` as the config file writes it (``command_timeout``
-    may already be lowered by the caller's --retriever-timeout)."""
+    may already be lowered by :func:`enforce`)."""
     section = cfg.raw.get("retriever")
     return float(section.get("timeout", 600)) if isinstance(section, dict) else 600.0
 

@@ -54,6 +54,7 @@ class Outcome:
     exit_code: int = EXIT_CODES[INVALID]  # the verdict's code (in the results file)
     exit_status: int = EXIT_CODES[INVALID]  # the process's (0 for a failed gate with --advisory)
     config: Config | None = None
+    shard: tuple[int, int] | None = None  # --shard I/N: this run measures shard I of N (the caller's option)
     inputs: dict[str, str] = field(default_factory=dict)  # display path -> sha256, in reading order
     corpus: CorpusView | None = None
     gold: Gold | None = None

@@ -34,8 +34,10 @@ def budget_message(exc: Budget, cfg: Config) -> str:
 class Retriever:
     """Produces the run of a config without a committed one."""
 
-    def __init__(self, cfg: Config, corpus_file: str, root: str = "."):
+    def __init__(self, cfg: Config, corpus_file: str, root: str = ".", max_timeout: float | None = None):
         self.cfg = cfg
+        # The command's timeout: the config's, capped by the caller's ceiling.
+        self.timeout = cfg.command_timeout if max_timeout is None else min(cfg.command_timeout, max_timeout)
         self.index = BM25Index(cfg.bm25, cfg.bounds) if cfg.run_source in ("bm25", "hybrid") else None
         self.dense = _dense_ranker(cfg, root)
         self.corpus_file = corpus_file
@@ -85,7 +87,7 @@ class Retriever:
             return run, self._vectors_info()
         if self.index is not None:
             return (self._bm25(questions, gold, problems) if questions is not None else None), self._bm25_info()
-        info = Retrieval({"type": "command", "command": list(self.cfg.command or []), "timeout": self.cfg.command_timeout})
+        info = Retrieval({"type": "command", "command": list(self.cfg.command or []), "timeout": self.timeout})
         if questions is None:
             return None, info
         return self._command(corpus_real, questions, problems, info), info
@@ -180,7 +182,7 @@ class Retriever:
             return None
         with tempfile.TemporaryDirectory(prefix="rag-corpus-check-retriever-") as workdir:
             res = run_command(cfg.command or [], corpus_path=corpus_real, questions=questions, cwd=cfg.base_dir,
-                              timeout=cfg.command_timeout, depth=cfg.bm25.depth, k=cfg.k, workdir=workdir)
+                              timeout=self.timeout, depth=cfg.bm25.depth, k=cfg.k, workdir=workdir)
             info.command = res
             if not res.ok or res.output_path is None:
                 problems.add(P.RETRIEVER, res.message + " — see its output in the summary", file=cfg.path_display)

@@ -5,6 +5,7 @@ base revision (:mod:`base_check`); the verdict is decided in one place
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ class Options:
 
 def configure(root: str, config_path: str, out: Outcome, options: Options) -> Config | None:
     """The stage before any input: the event and the checkout allowed, the
-    config read and validated, the caller's options applied to it."""
+    config read and validated. The caller's options stay in ``options``."""
     enter(out, "config")
     if not _may_run(out, options):
         return None
@@ -56,11 +57,12 @@ def configure(root: str, config_path: str, out: Outcome, options: Options) -> Co
     cfg, cfg_real = load_config(root, config_path, out.problems, cfg_hash)
     if cfg_real:  # read (valid or not): its digest is complete
         out.inputs[_display(root, cfg_real)] = cfg_hash.hexdigest()
+    out.shard = options.shard
+    if cfg is not None and options.use_retriever and cfg.run is not None:
+        # `retrieve` checks the committed file without its `run:` (a new
+        # value: the config as read is never changed by the caller's options).
+        cfg = dataclasses.replace(cfg, run=None)
     out.config = cfg
-    if cfg is not None:
-        cfg.run = None if options.use_retriever else cfg.run
-        cfg.shard = options.shard
-        cfg.command_timeout = min(cfg.command_timeout, options.retriever_timeout)
     return cfg
 
 
@@ -92,7 +94,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: d
     sources = input_sources(root, cfg, out.problems)
     if sources is None:
         return Inputs()
-    retriever = Retriever(cfg, sources["corpus"].display, root) if cfg.run is None else None
+    retriever = Retriever(cfg, sources["corpus"].display, root, options.retriever_timeout) if cfg.run is None else None
     inputs = _read(cfg, out, sources, retriever)
     try:
         _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options, also_rank)
@@ -268,7 +270,7 @@ def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
     """An evaluation with something to gate on (a shard may hold no counted
     question: the merge checks), and a warning when there is no threshold."""
     assert out.gold is not None
-    if evaluation.counted == 0 and not cfg.shard:
+    if evaluation.counted == 0 and not out.shard:
         out.problems.add(
             P.CONSISTENCY,
             f"no gold question has a relevant document (grade ≥ {cfg.min_grade}); there is nothing to "

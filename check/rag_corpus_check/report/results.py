@@ -38,7 +38,7 @@ def results_dict(out: Outcome) -> dict:
 
 
 def _shard(out: Outcome) -> dict | None:
-    shard = out.config.shard if out.config is not None else None
+    shard = out.shard
     return {"index": shard[0], "count": shard[1]} if shard else None
 
 
