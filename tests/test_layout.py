@@ -88,3 +88,52 @@ def test_the_layer_test_sees_an_import_running_back_up(tmp_path, monkeypatch):
     bad.write_text("from rag_corpus_check.pipeline.stages import Options\n", encoding="utf-8")
     assert _imports(bad) == [(1, "rag_corpus_check.pipeline.stages")]
     assert "pipeline" not in (_folders()["core"] or set())
+
+
+ARCHITECTURE = PACKAGE.parent.parent / "docs" / "architecture.md"
+_GRAPH = re.compile(r"```mermaid\n(graph TD\n.*?)```", re.S)
+
+
+def folder_graph() -> str:
+    """The folders and the imports between them, as the code has them, as a
+    Mermaid graph (docs/architecture.md shows it; this test keeps it true)."""
+    edges: set[tuple[str, str]] = set()
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        if len(rel.parts) == 1:
+            continue
+        for _, module in _imports(path):
+            parts = module.split(".")
+            if len(parts) > 1 and parts[1] != rel.parts[0] and (PACKAGE / parts[1]).is_dir():
+                edges.add((rel.parts[0], parts[1]))
+    # Only the arrows no other path implies (a transitive reduction), so the picture stays readable.
+    def reaches(a: str, b: str, skip: tuple[str, str]) -> bool:
+        todo, seen = [a], set()
+        while todo:
+            x = todo.pop()
+            for s, t in edges:
+                if s == x and (s, t) != skip and t not in seen:
+                    if t == b:
+                        return True
+                    seen.add(t)
+                    todo.append(t)
+        return False
+    kept = sorted(e for e in edges if not reaches(e[0], e[1], e))
+    return "graph TD\n" + "".join(f"  {a} --> {b}\n" for a, b in kept)
+
+
+def test_the_architecture_page_draws_the_imports_as_they_are():
+    """docs/architecture.md's graph is the code's: regenerate it with
+    `python -c "import tests.test_layout as t; print(t.folder_graph())"`."""
+    m = _GRAPH.search(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert m, "docs/architecture.md has no ```mermaid graph TD``` block"
+    assert m.group(1) == folder_graph()
+
+
+def test_the_architecture_page_names_every_folder_and_what_it_may_import():
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    for folder, allowed in _folders().items():
+        said = "every other package" if allowed is None else ", ".join(sorted(allowed)) or "nothing"
+        assert f"| `{folder}/` |" in page, folder
+        row = next(line for line in page.splitlines() if line.startswith(f"| `{folder}/` |"))
+        assert row.rstrip(" |").endswith(said), (folder, row, said)
