@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from rag_corpus_check.base.tree import BaseTree, open_base
-from rag_corpus_check.config.load import Config, load_config
+from rag_corpus_check.config.load import VECTOR_TYPES, Config, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate import rules as R
@@ -19,6 +19,7 @@ from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
 from rag_corpus_check.pipeline.context import Context
 from rag_corpus_check.pipeline.outcome import BaseResult, Outcome, decide
+from rag_corpus_check.pipeline.rankings import BaseQuestions
 from rag_corpus_check.pipeline.stages import (
     Options,
     enter,
@@ -61,7 +62,7 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     R.enforce(out.rules, base_cfg, cfg)
     R.same_conventions(cfg, base_cfg)
     exported = _export_base(tree, base_cfg, out)
-    also_rank = base_texts(tree.root, base_cfg) if exported and cfg.run_source == "bm25" else None
+    also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
     with measure(root, cfg, out, options, also_rank) as head:
         comparison = _compare(cfg, base_cfg, tree, out, head) if exported and out.evaluation is not None else None
         gate(cfg, out, comparison)
@@ -166,6 +167,24 @@ def _export_base(tree: BaseTree, base_cfg: Config, out: Outcome) -> bool:
     return True
 
 
+def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | None:
+    """The base's questions for the head's built-in retriever to rank too:
+    their texts, and for dense and hybrid the base's vectors (trusted: the
+    base revision's). None for a committed run or a command (ranked by id),
+    or when the base's gold set cannot be read."""
+    if cfg.run_source not in ("bm25", *VECTOR_TYPES):
+        return None
+    texts = base_texts(root, base_cfg)
+    if texts is None:
+        return None
+    out = BaseQuestions(texts)
+    if cfg.uses_vectors:
+        from rag_corpus_check.pipeline.base_gold import base_vectors  # numpy
+
+        out.vectors, out.why = base_vectors(root, base_cfg, cfg)
+    return out
+
+
 def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
     """The base's questions with their texts (id → text), for the head's
     retriever to rank too; None when the base's gold set cannot be read
@@ -226,7 +245,8 @@ def _rule(cfg: Config) -> Rule:
 
 def _on_base_gold(base: Side, head: Side, out: Outcome, measures: list[Measure], options: MeasureOptions) -> Evaluation:
     """The head's rankings of the base's questions, judged by the base's
-    labels: by text with the built-in retriever (a question reworded or
+    labels: as the base wrote them with the built-in retriever (BM25 ranks
+    the base's text, dense the base's vector of it; a question reworded or
     removed in the head is ranked as the base wrote it), else by id (a
     question the head's run lacks has an empty ranking)."""
     by_text = out.base_gold_rankings or {}

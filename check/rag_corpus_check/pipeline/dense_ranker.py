@@ -13,6 +13,8 @@ from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import Gold, where
+from rag_corpus_check.pipeline.base_gold import question_vectors
+from rag_corpus_check.pipeline.rankings import BaseQuestions
 from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS
 from rag_corpus_check.retrieval.dense.folder import Place, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch
@@ -40,12 +42,25 @@ class DenseRanker:
         vectors = self._read(problems)
         if vectors is None or not self._fresh(vectors, questions, gold, corpus_line, problems):
             return None
-        docs, asked = vectors.documents, vectors.questions
-        eligible = np.array(sorted(docs.row_of[d] for d in self.texts), dtype=np.int64)
-        search = DenseSearch(docs.vectors, docs.keys, eligible, self.cfg.bounds.max_retrieval_work)
+        asked = vectors.questions
         rows = [asked.row_of[qid] for qid, _ in questions]
-        rankings = search.rank(np.asarray(asked.vectors[rows]), self.cfg.bm25.depth)
+        rankings = self._search(vectors).rank(np.asarray(asked.vectors[rows]), self.cfg.bm25.depth)
         return {qid: ranking for (qid, _), ranking in zip(questions, rankings, strict=True)}
+
+    def rank_base(self, base: BaseQuestions) -> dict[str, list[str]]:
+        """The base's questions on this corpus, after :meth:`rank`: each with
+        the vector of its text as the base wrote it (:mod:`base_gold`;
+        ``base.note`` says which vectors). May raise :class:`retrieve.Budget`."""
+        assert self.vectors is not None
+        chosen = question_vectors(base, self.vectors, self.cfg.retriever == "hybrid")
+        rankings = self._search(self.vectors).rank(chosen.matrix, self.cfg.bm25.depth) if chosen.qids else []
+        return dict(zip(chosen.qids, rankings, strict=True))
+
+    def _search(self, vectors: Vectors) -> DenseSearch:
+        """The exact search over the served records' rows."""
+        docs = vectors.documents
+        eligible = np.array(sorted(docs.row_of[d] for d in self.texts), dtype=np.int64)
+        return DenseSearch(docs.vectors, docs.keys, eligible, self.cfg.bounds.max_retrieval_work)
 
     def _read(self, problems: P.Problems) -> Vectors | None:
         cfg = self.cfg

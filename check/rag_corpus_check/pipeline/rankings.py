@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
@@ -29,6 +30,20 @@ MAX_QUESTIONS_BYTES = 256 * 1024**2
 def budget_message(exc: Budget, cfg: Config) -> str:
     return (f"{exc.message}; raise `limits.{exc.limit}` in {cfg.path_display} if this input is "
             "meant (with --base, in a PR that sets a new `rule_change_reason`)")
+
+
+@dataclass
+class BaseQuestions:
+    """The base's questions, for the head's retriever to rank too (the view
+    judged by the base's gold set): id → text as the base wrote it. For
+    dense and hybrid, ``vectors`` is the base's vectors folder read
+    (``dense.folder.Vectors``) when it holds the head's model, else None and
+    ``why`` says why; ranking them sets ``note``: how the view was ranked."""
+
+    texts: dict[str, str]
+    vectors: object | None = None
+    why: str | None = None
+    note: str | None = None
 
 
 class Retriever:
@@ -157,21 +172,32 @@ class Retriever:
             ranking = self._done[text] = self.index.search(text, self.cfg.bm25.depth)
         return list(ranking)
 
-    def rank_texts(self, questions: dict[str, str], problems: P.Problems) -> dict[str, list[str]] | None:
-        """Rankings of other questions (the base's, by id) on this corpus,
-        after :meth:`run`: the built-in BM25 only (None otherwise, or when
-        the work budget runs out, which is a problem)."""
-        if self.index is None or self.dense is not None:
-            return None
-        out = {}
+    def rank_texts(self, base: BaseQuestions, problems: P.Problems) -> dict[str, list[str]] | None:
+        """Rankings of the base's questions on this corpus, after :meth:`run`:
+        the built-in BM25 ranks their texts, dense their vectors (the base's,
+        :meth:`DenseRanker.rank_base`), hybrid fuses the two. None for a
+        command, or when the work budget runs out (a problem)."""
         try:
-            for qid, text in questions.items():
-                out[qid] = self._search(text)
+            if self.dense is not None:
+                return self._rank_base_vectors(base)
+            if self.index is None:
+                return None
+            return {qid: self._search(text) for qid, text in base.texts.items()}
         except Budget as exc:
             problems.add(P.LIMIT, budget_message(exc, self.cfg) + " (ranking the base's questions)",
                          file=self.cfg.path_display)
             return None
-        return out
+
+    def _rank_base_vectors(self, base: BaseQuestions) -> dict[str, list[str]]:
+        assert self.dense is not None
+        rankings = self.dense.rank_base(base)
+        if self.cfg.retriever != "hybrid":
+            return rankings
+        from rag_corpus_check.retrieval.dense.fusion import rrf
+
+        depth = self.cfg.bm25.depth
+        return {qid: rrf([self._search(base.texts[qid]), dense], self.cfg.rrf_k, depth)
+                for qid, dense in rankings.items()}
 
     def _command(self, corpus_real: str, questions, problems: P.Problems, info: Retrieval) -> Run | None:
         cfg = self.cfg

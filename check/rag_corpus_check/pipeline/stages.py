@@ -27,7 +27,7 @@ from rag_corpus_check.metrics.evaluate import (
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.rankings import Retriever
+from rag_corpus_check.pipeline.rankings import BaseQuestions, Retriever
 from rag_corpus_check.safe_io import InputError, resolve_input
 
 
@@ -81,12 +81,12 @@ def _may_run(out: Outcome, options: Options) -> bool:
     return not problems.has_errors()
 
 
-def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: dict[str, str] | None = None) -> Inputs:
+def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None) -> Inputs:
     """load → retrieve → evaluate → validate for one tree. Sets
     ``out.evaluation`` when it stands (no input error). Returns the inputs,
     still open for questions about the corpus: close them (``with``).
-    ``also_rank`` (question id → text; the base's questions) is ranked by the
-    built-in retriever too, into ``out.base_gold_rankings``."""
+    ``also_rank`` (the base's questions) is ranked by the built-in retriever
+    too, into ``out.base_gold_rankings``."""
     if cfg.run_source == "command" and (refusal := command_refusal(out.context, options.allow_command)):
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
         return Inputs()
@@ -112,7 +112,7 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retr
 
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retriever | None, corpus_real: str,
-                    options: Options, also_rank: dict[str, str] | None = None) -> None:
+                    options: Options, also_rank: BaseQuestions | None = None) -> None:
     """retrieve → evaluate → validate. The measures need no corpus: a
     committed run is evaluated before the corpus is first asked for (a big
     one is still being read in a second process then). A run still to be
@@ -151,8 +151,9 @@ def _labels_hold(cfg: Config, out: Outcome, inputs: Inputs) -> bool:
 
 
 def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: str,
-              also_rank: dict[str, str] | None) -> None:
-    """The run, from the built-in retriever or the team's command."""
+              also_rank: BaseQuestions | None) -> None:
+    """The run, from the built-in retriever or the team's command; with a
+    base, its questions ranked too (how, in a note of the base's)."""
     if _readable(out, inputs.corpus):
         assert out.gold is not None
         enter(out, "retrieve")
@@ -161,6 +162,8 @@ def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: s
         out.vectors = retriever.dense.vectors if retriever.dense is not None else None
         if also_rank is not None and out.run is not None:
             out.base_gold_rankings = retriever.rank_texts(also_rank, out.problems)
+            if also_rank.note and out.base is not None:
+                out.base.notes.append(also_rank.note)
 
 
 def _chunked(cfg: Config, out: Outcome, evaluated):

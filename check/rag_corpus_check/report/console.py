@@ -90,13 +90,14 @@ def _comparison(out: Outcome) -> list[str]:
     """With --base: the means base → head and the questions that dropped
     most (what the summary's "What changed in this PR" opens with)."""
     cmp_ = out.base.comparison if out.base else None
+    notes = [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
     if cmp_ is None:
-        return [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
+        return notes
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
     for v in cmp_.views:
         lines.append(f"   {view_title(v).lower()}:")
         lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})" for d in v.deltas]
-    return lines + _drop_lines(dropped(cmp_)) + _pool_lines(out, cmp_.unjudged_new_docs)
+    return lines + notes + _drop_lines(dropped(cmp_)) + _pool_lines(out, cmp_.unjudged_new_docs)
 
 
 def _pool_lines(out: Outcome, unjudged: list[dict]) -> list[str]:
