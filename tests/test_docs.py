@@ -169,6 +169,19 @@ def test_an_undocumented_option_is_found():
     assert _options(parser) - _documented(_section(page, "## `rag-corpus-check pool`")) == {"--brand-new"}
 
 
+def test_limit_defaults_are_the_code_s():
+    """The defaults of `limits:` as docs/hostile-input.md and the annotated
+    config in docs/configuration.md state them are the ones the code uses."""
+    defaults = gen_docs.limit_defaults()
+    assert len(defaults) == 9
+    limits = {row[0].strip("`"): row[1] for row in _table_after((DOCS / "hostile-input.md").read_text(encoding="utf-8"),
+                                                                "## Limits")}
+    config = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    for name, value in defaults.items():
+        assert limits[name].split()[0] == str(value), name
+        assert re.search(rf"^  {name}: {value}\b", config, re.M), name
+
+
 def test_every_environment_variable_is_documented():
     used = set()
     for path in gen_docs.package_sources():

@@ -48,6 +48,14 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
             "pool": build_pool_parser(), "embed": build_embed_parser()}
 
 
+def limit_defaults() -> dict[str, int]:
+    """Each `limits:` key of the config and its default."""
+    from rag_corpus_check import config
+
+    return {name: getattr(config.Limits if name in config.FILE_LIMITS else config.Bounds, name)
+            for name in config.LIMIT_NAMES}
+
+
 def package_sources() -> Iterator[Path]:
     """The package's Python files (to find the environment variables it reads)."""
     return (ROOT / "check" / "rag_corpus_check").rglob("*.py")
