@@ -81,8 +81,8 @@ def short_case(seed: int = 2026, docs: int = 100_000, queries: int = 2000) -> tu
 
 
 def run_builtin(module, docs, queries) -> list[list[tuple[str, float]]]:
-    # Long questions over common words visit more postings than the default
-    # per-byte budget allows (8 a character: see the README); lifted here.
+    # The benchmark times the scorer, not the work budget (docs/configuration.md,
+    # "Limits"): lifted here.
     index = module.BM25Index(bounds=module.Bounds(max_retrieval_work=10**12, max_retrieval_work_per_byte=10**6))
     for doc_id, text in docs:
         index.add(doc_id, text)

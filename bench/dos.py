@@ -1,6 +1,6 @@
 """Hostile inputs built to cost the most per byte, one folder each, with a
-config (``.rag-corpus-check.yml``) — the attacks and the worst cases of README
-"Limits and worst cases", measured from the repository's top with:
+config (``.rag-corpus-check.yml``) — the attacks and the worst cases of docs/performance.md
+("The worst input of at most 1 MB"), measured from the repository's top with:
 
     python bench/dos.py /tmp/dos
     for d in /tmp/dos/*/; do (cd "$d" && PYTHONPATH="$OLDPWD/check" /usr/bin/time -f "$d %U+%S s %M KB" \\

@@ -1589,7 +1589,7 @@ def _run_unknown_doc(repo):
 
 
 def _run_duplicate_in_ranking(repo):
-    # SPEC: [A, B, A] is an input error "duplicate id A".
+    # docs/metrics.md: [A, B, A] is an input error "duplicate id A".
     set_line(repo / "run.jsonl", 2, json.dumps({"query_id": "q02", "ranking": ["faq-002", "faq-009", "faq-002"]}))
     return "run.jsonl:2", "appears twice", "faq-002"
 

@@ -581,13 +581,13 @@ def test_readme_quick_start_output_is_true(tmp_path, monkeypatch, capsys):
     assert (ROOT / "Makefile").read_text().count("examples/kb/.rag-corpus-check.yml") == 1
 
 
-def test_readme_config_reference_is_valid(tmp_path):
-    """The configuration block in the README loads without a problem."""
+def test_docs_annotated_config_is_valid(tmp_path):
+    """The annotated configuration in docs/configuration.md loads without a problem."""
     from rag_corpus_check.config.load import load_config
     from rag_corpus_check.core.problems import Problems
 
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("## Configuration", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    block = page.split("## An annotated config", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     write(tmp_path / ".rag-corpus-check.yml", block)
     problems = Problems()
     cfg, _ = load_config(str(tmp_path), str(tmp_path / ".rag-corpus-check.yml"), problems)

@@ -34,7 +34,7 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
 
 
 def test_ruff_clean():
-    res = _run(_tool("ruff"), "check", "check", "tests", "bench", "fuzz")
+    res = _run(_tool("ruff"), "check", "check", "tests", "bench", "fuzz", "tools")
     assert res.returncode == 0, res.stdout + res.stderr
 
 

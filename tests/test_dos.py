@@ -357,7 +357,7 @@ def _bench():
     return module
 
 
-# bench/dos.py's hostile inputs, a quarter of the size measured in the README
+# bench/dos.py's hostile inputs, a quarter of the size measured in docs/performance.md
 # (the counters are linear: what holds per byte here holds at 1 MB).
 WORST = {
     "json-gold": ("json_gold", {"size": 250_000}),
@@ -377,8 +377,8 @@ WORST = {
 def test_hostile_input_does_work_bounded_by_its_stored_size(tmp_path, capsys, monkeypatch, case):
     """Every counted kind of work is bounded by the bytes stored: decompressed
     bytes (8x, a document's 2x, + 256 KiB), BM25 work (4M + 8 a byte),
-    jsonschema validations (the 50 errors listed a file, + 2). The README
-    ("Limits and worst cases") gives the measured cost of a unit of each, so
+    jsonschema validations (the 50 errors listed a file, + 2). docs/performance.md
+    ("The worst input of at most 1 MB") gives the measured cost of a unit of each, so
     1 MB of any input is at most ~7 CPU-s and ~0.3 GB here."""
     from rag_corpus_check.commands.cli import main
     from rag_corpus_check.core import schemas

@@ -290,7 +290,7 @@ def test_a_committed_run_rewritten_in_place_is_shown_as_pull_request_data(kb, tm
     set is no change of rules: a committed run is what the pull request says
     it retrieves. The gate cannot tell a fabricated run from a better
     retriever's, so it says so where a reviewer looks (a warning annotation at
-    the run file, the summary), and the README says to leave `run:` out when
+    the run file, the summary), and docs/security.md says to leave `run:` out when
     the corpus itself must be measured."""
     (kb / "committed-run.rag-corpus-check.yml").replace(kb / CONFIG)
     base = commit(kb, "base: a committed run")

@@ -1,4 +1,4 @@
-"""The SPEC's worked examples, verbatim, and the named edge cases."""
+"""The worked examples of docs/metrics.md (the product contract), verbatim, and the named edge cases."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""The safe readers: YAML and JSON hazards from THREATS.md, each a clean
+"""The safe readers: YAML and JSON hazards of docs/security.md (threat model), each a clean
 InputError with a line (never a traceback, never a crash)."""
 
 import pytest

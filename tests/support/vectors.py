@@ -1,4 +1,4 @@
-"""Vectors folders for the tests (retriever.vectors): the layout the README
+"""Vectors folders for the tests (retriever.vectors): the layout docs/retrieval.md
 documents, written from texts with made-up (seeded) vectors."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ nothing here restates a number or a pattern.
 jsonschema stays the reference and the source of every error message: a
 record these functions accept is valid; a record they reject goes to
 jsonschema, which says why. They exist because validating each record with
-jsonschema is ~20x slower than parsing it (README, "Performance");
+jsonschema is ~20x slower than parsing it (docs/decisions/0005-fast-readers-exact-fallback.md);
 ``tests/test_checks.py`` proves their verdicts equal jsonschema's.
 """
 

@@ -5,7 +5,7 @@
 Why: the parent reads the gold set and the run and computes the measures
 while the child reads the corpus; the whole check at 100k documents takes
 1.77 s this way against 2.72 s in one process (paired runs, median of 9;
-README, "Performance"), and the documents never have to be copied to the parent.
+docs/decisions/0005-fast-readers-exact-fallback.md), and the documents never have to be copied to the parent.
 
 The child runs only the fast reader (a fork of this process: nothing from the
 tree runs). It tells the parent what it read (or exits with status 2 when it
@@ -196,7 +196,7 @@ class CorpusProcess:
         with equal arguments reads its answer. Why: the child then answers
         the cross-check's and the by-type table's questions while this
         process evaluates (at 100k documents 0.2-0.4 s of the wall time;
-        README, "Performance")."""
+        docs/decisions/0005-fast-readers-exact-fallback.md)."""
         if self.open:
             before = self._posted[-1][2] if self._posted else None
             writer = threading.Thread(target=_write_quietly, args=(self.questions, _question(kind, args), before),

@@ -4,7 +4,7 @@ exactly what the exact reader returns for the same file (digest included)
 or gives up (:class:`Slow`) at the first thing it does not handle — any
 problem among them — and the exact reader reads the file from the start and
 words the messages. Never a problem of its own. Why (measured at 100,000
-documents / 10,000 questions, README "Performance"): corpus 1.11 s here
+documents / 10,000 questions, docs/decisions/0005): corpus 1.11 s here
 against 2.23 s exact, gold 0.10 s against 0.20 s, run 0.55 s against 0.62 s
 (json.loads alone: 0.74, 0.07, 0.15 s); ``tests/test_fastread.py``
 proves the equality on generated files, every single-field fault and all of

@@ -1,9 +1,10 @@
-"""The metric conventions, written out in words (summary, terminal, README)."""
+"""The metric conventions, written out in words (summary, terminal)."""
 
 from __future__ import annotations
 
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.inputs import chunks
+from rag_corpus_check.metrics.measures import DEFINITIONS, HEADLINE
 
 
 def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
@@ -24,18 +25,11 @@ def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
     ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line]
 
 
-# Conventions of the measures a config may add, stated when they are computed.
-_EXTRA = {
-    "RR": "RR@k: 1/rank of the first relevant document in the top k, 0 if none; its mean is MRR@k",
-    "Success": "Success@k: 1 if a relevant document is in the top k, else 0; its mean is the hit rate",
-    "AP": "AP@k: the sum of P@i over the ranks i ≤ k holding a relevant document, divided by all relevant "
-          "documents of the question (trec_eval's map_cut_k); its mean is MAP@k",
-    "Rprec": "Rprec: relevant documents in the top R / R, R = the question's relevant documents (short lists padded)",
-}
-
-
 def _extra_lines(names: set[str]) -> list[str]:
-    return [line for name, line in _EXTRA.items() if name in names and line]
+    """The definitions of the measures a config adds (the headline ones are
+    stated above with the config's own settings), from the measure registry."""
+    return [f"{name}{'@k' if d.cutoff else ''}: {d.formula}" + (f"; its mean is {d.mean}" if d.mean else "")
+            for name, d in DEFINITIONS.items() if name in names and name not in HEADLINE]
 
 
 def conventions_json(cfg: Config) -> dict:

@@ -33,7 +33,7 @@ many candidates, and no more than ``max_retrieval_work_per_byte`` of these
 units of work per character of text indexed and searched for (above a floor
 of :data:`WORK_FLOOR`). Each ends the check
 with a ``limit`` problem naming the limit, instead of hours of CPU or an
-out-of-memory kill on a crafted input (README, "Limits").
+out-of-memory kill on a crafted input (docs/configuration.md, "Limits").
 """
 
 from __future__ import annotations

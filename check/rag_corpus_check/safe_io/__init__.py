@@ -1,4 +1,4 @@
-"""The only place input files are opened and parsed (see THREATS.md):
+"""The only place input files are opened and parsed (see docs/security.md):
 :mod:`paths` (path rules, size caps), :mod:`content` (gzip, LFS pointers), :mod:`jsontext` (strict JSON, JSONL and
 TREC lines), :mod:`yamltext` (safe YAML with lines), :mod:`digest` (input
 digests) and :mod:`scanner` (the fast JSONL scanner).

@@ -1,4 +1,4 @@
-"""Paths and file access: the rules every input path obeys (see THREATS.md).
+"""Paths and file access: the rules every input path obeys (see docs/security.md).
 
 A path from the config is relative, has no NUL, no ``~``, and after resolving
 every symlink stays inside the repository root and outside ``.git``; the
