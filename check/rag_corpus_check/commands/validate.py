@@ -58,12 +58,8 @@ def report(out: Outcome, quiet: bool) -> str:
 
 def _what(out: Outcome) -> str:
     files = ", ".join(safe_text(f, 120) for f in out.inputs) or "no file"
-    gold, corpus = out.gold, out.corpus
-    counts = []
-    if corpus is not None:
-        counts.append(f"{corpus.count} corpus records")
-    if gold is not None:
-        counts.append(f"{len(gold.queries)} questions")
-    if out.vectors is not None:
-        counts.append("vectors current")
+    counts = [text for text, shown in (
+        (f"{out.corpus.count if out.corpus is not None else 0} corpus records", out.corpus is not None),
+        (f"{len(out.gold.queries) if out.gold is not None else 0} questions", out.gold is not None),
+        ("vectors current", out.vectors is not None)) if shown]
     return files + (f" ({', '.join(counts)})" if counts else "")

@@ -59,17 +59,27 @@ def _check(cfg: Config, out: Outcome, inputs: Inputs, dense) -> None:
     out.gold, out.run = inputs.gold, inputs.run
     if out.gold is not None:
         duplicate_questions(out.gold, out.problems)
-    corpus = inputs.corpus if out.gold is not None and not out.problems.has_errors() else None
+    corpus = inputs.corpus if _clean(out) else None
     out.inputs.update(inputs.digests)
-    if corpus is None or out.gold is None or out.problems.has_errors():
-        return
+    if corpus is not None and _clean(out):
+        _cross_checks(cfg, out, corpus, dense)
+
+
+def _cross_checks(cfg: Config, out: Outcome, corpus, dense) -> None:
+    """The labels against the corpus, then the committed run and the vectors."""
+    assert out.gold is not None
     enter(out, "validate")
     out.corpus = corpus
     check_labels(cfg, corpus, out.gold, out.problems)
-    if out.run is not None and not out.problems.has_errors():
+    if out.run is not None and _clean(out):
         _run(cfg, out)
-    if dense is not None and not out.problems.has_errors():
+    if dense is not None and _clean(out):
         _vectors(out, dense, corpus)
+
+
+def _clean(out: Outcome) -> bool:
+    """A gold set read, and no error so far."""
+    return out.gold is not None and not out.problems.has_errors()
 
 
 def _run(cfg: Config, out: Outcome) -> None:
