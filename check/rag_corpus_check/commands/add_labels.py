@@ -119,12 +119,18 @@ def _merge(cfg: Config, target: Target, real: str, display: str, sheet: Gold | N
     plan = plan_labels(_binary(sheet, cfg.min_grade) if target.kind == "llamaindex" else sheet, have, cfg.min_grade)
     if plan.conflicts:
         return _say(_conflicts(plan, sheet.file, display), INVALID)
+    return _apply(cfg, target, (real, display), plan, sheet.file, problems)
+
+
+def _apply(cfg: Config, target: Target, where: tuple[str, str], plan: Plan, sheet: str, problems: P.Problems) -> int:
+    """The new labels written (the file replaced at once), and what to commit."""
+    real, display = where
     write = _new_content(cfg, target, real, display, plan, problems)
     if problems.has_errors():
         return _refuse(f"nothing was added to {display}:", problems)
     if write is not None:
         replace_atomically(real, write)
-    return _say(done_message(plan, display, sheet.file, target.kind), VALID)
+    return _say(done_message(plan, display, sheet, target.kind), VALID)
 
 
 def _new_content(cfg: Config, target: Target, real: str, display: str, plan: Plan, problems: P.Problems
@@ -219,7 +225,7 @@ def _add_to_qrels(real: str, kind: str, plan: Plan, problems: P.Problems) -> byt
 
 def _spaced_ids(plan: Plan, problems: P.Problems) -> bool:
     """Ids a qrels line cannot hold (its fields are separated by white space), reported."""
-    bad = {v for q, d, _ in plan.new for v in (q, d) if any(ch.isspace() for ch in v)}
+    bad = {v for q, d, _ in plan.new for v in (q, d) if len(v.split()) != 1 or v.strip() != v}
     for value in sorted(bad):
         problems.add(P.SCHEMA, "an id with a space cannot be written to a qrels file (its fields are separated "
                      "by spaces)", id=value)

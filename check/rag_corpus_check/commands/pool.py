@@ -117,13 +117,16 @@ def _pool(root: str, outcome: Outcome, args, out_path: str) -> int:
         print(f"rag-corpus-check pool: nothing to judge — every document in the top {_depth_of(outcome, args)}"
               f"{which} is judged; no worksheet written")
         return 0
-    left = len(sheet.questions) - (args.limit or len(sheet.questions))
+    left = max(len(sheet.questions) - (args.limit or len(sheet.questions)), 0)
     sheet.questions = sheet.questions[:args.limit] if args.limit else sheet.questions
+    return _write(out_path, _text(sheet, outcome, args, out_path), args.force, outcome, sheet, left)
+
+
+def _text(sheet: W.Sheet, outcome: Outcome, args, out_path: str) -> str:
+    """The worksheet: JSONL for a .jsonl --out, else YAML with its header."""
     if _jsonl(out_path):
-        text = W.render_jsonl(sheet, with_base=outcome.base is not None)
-    else:
-        text = W.render(sheet, header(outcome, args, out_path), with_base=outcome.base is not None)
-    return _write(out_path, text, args.force, outcome, sheet, max(left, 0))
+        return W.render_jsonl(sheet, with_base=outcome.base is not None)
+    return W.render(sheet, header(outcome, args, out_path), with_base=outcome.base is not None)
 
 
 def _jsonl(path: str) -> bool:
@@ -256,13 +259,18 @@ def _write(path: str, text: str, force: bool, outcome: Outcome, sheet: W.Sheet, 
         write_new(path, text, replace=force)
     except FileExistsError:
         return _refuse(out_refusal(path, force) or "--out exists")
+    print(f"rag-corpus-check pool: wrote {W.count(sheet.questions)} documents to judge for {len(sheet.questions)} "
+          f"questions to {safe_text(path, 500)}{_left_out(sheet, left)}\n  next: replace each `null` with a grade, "
+          f"then {_next(cfg, path)}")
+    return 0
+
+
+def _left_out(sheet: W.Sheet, left: int) -> str:
+    """What is not on the worksheet: documents gone from the corpus, questions past --limit."""
     gone = (f"; {sheet.dropped} documents ranked only at the base are not in the corpus any more and were left "
             "out" if sheet.dropped else "")
-    gone += f"; {left} more questions have documents to judge: pool again once these grades are in" if left else ""
-    print(f"rag-corpus-check pool: wrote {W.count(sheet.questions)} documents to judge for {len(sheet.questions)} "
-          f"questions to {safe_text(path, 500)}{gone}\n  next: replace each `null` with a grade, then "
-          f"{_next(cfg, path)}")
-    return 0
+    return gone + (f"; {left} more questions have documents to judge: pool again once these grades are in"
+                   if left else "")
 
 
 def too_big(size: int, cap: int, questions: int, cfg: Config, jsonl: bool) -> str:

@@ -21,7 +21,12 @@ def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
         f"short lists: {short}",
         "documents the gold set does not judge count as grade 0 (Judged@K shows how much of the top-K was judged)",
         "questions with no relevant document are excluded from every mean and listed",
-    ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line]
+    ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line] + (
+        [IDENTICAL] if cfg.ignore_identical_ids else [])
+
+
+IDENTICAL = ("a document whose id is the question's own id is removed from its ranking before the cut at K "
+             "(BEIR's ignore_identical_ids)")
 
 
 # Conventions of the measures a config may add, stated when they are computed.
@@ -50,4 +55,5 @@ def conventions_json(cfg: Config) -> dict:
         "means_over": "questions with at least one relevant document",
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,
+        "ignore_identical_ids": cfg.ignore_identical_ids,
     }
