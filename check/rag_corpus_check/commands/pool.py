@@ -35,8 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rag-corpus-check pool",
         description="Write a worksheet of the documents in the top K (of the committed run, or of the "
         "retriever) that the gold set does not judge: a YAML file in the gold format with an empty grade "
-        "(`null`) per document and the question, title and start of the text as comments. Grade it, commit "
-        "it next to the gold file and list both under `gold:` in the config.",
+        "(`null`) per document and the question, title and start of the text as comments (or JSONL). Grade it; "
+        "then commit it next to the gold file and list both under `gold:` in the config — or, for a BEIR "
+        "dataset, a TREC qrels gold file or a LlamaIndex dataset, add its grades there with "
+        "`rag-corpus-check add-labels` and commit that file.",
     )
     add_tree_arguments(p)
     p.add_argument("--out", required=True, metavar="PATH",

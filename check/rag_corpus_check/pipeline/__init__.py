@@ -1,6 +1,7 @@
 """One check's stages: config -> inputs -> rankings -> evaluation ->
 validation -> gate (:mod:`stages`), the choice of ranking
-(:mod:`rankings`, :mod:`dense_ranker`), where the check runs
+(:mod:`rankings`, :mod:`dense_ranker`), the inputs checked without a
+ranking (:mod:`validate_only`), where the check runs
 (:mod:`context`) and the typed outcome every reporter reads
 (:mod:`outcome`).
 
