@@ -237,3 +237,26 @@ def test_a_worksheet_over_the_yaml_bound_says_how_to_split_it(kb, capsys):
     assert text.count("- query_id") == 0 and (kb / "labels.yaml").read_text().count("  - query_id:") == limit
     code, text = run(capsys, "pool", "--config", "big.yml", "--out", "labels.jsonl", "--depth", "100")
     assert code == 0 and len((kb / "labels.jsonl").read_text().splitlines()) == 120, text
+
+
+def test_a_qrels_file_without_a_final_line_break_keeps_its_last_line(beir, capsys):
+    text = (beir / QRELS).read_text()
+    (beir / QRELS).write_text(text.rstrip("\n"))
+    run(capsys, "pool", "--config", "beir.yml", "--out", "labels.yaml")
+    grade(beir / "labels.yaml", example_grades())
+    code, out = run(capsys, "add-labels", "--config", "beir.yml", "labels.yaml")
+    assert code == 0, out
+    assert (beir / QRELS).read_text().startswith(text)  # the last line ended, not joined to the first new one
+
+
+def test_an_id_with_a_space_is_not_written_to_qrels(tmp_path):
+    from rag_corpus_check.commands.add_labels import Plan, _add_to_qrels
+    from rag_corpus_check.core import problems as P
+
+    target = write(tmp_path / "test.tsv", "query-id\tcorpus-id\tscore\n")
+    problems = P.Problems()
+    plan = Plan(new=[("q1", "doc 1", 1), ("q1", "d2", 0)])
+    assert _add_to_qrels(str(target), "beir", plan, problems) is None
+    assert [(p.id, "space" in p.message) for p in problems.errors] == [("doc 1", True)]
+    plan = Plan(new=[("q1", "d2", 0)])
+    assert _add_to_qrels(str(target), "trec", plan, P.Problems()).endswith(b"q1 0 d2 0\n")
