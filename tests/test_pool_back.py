@@ -260,3 +260,26 @@ def test_an_id_with_a_space_is_not_written_to_qrels(tmp_path):
     assert [(p.id, "space" in p.message) for p in problems.errors] == [("doc 1", True)]
     plan = Plan(new=[("q1", "d2", 0)])
     assert _add_to_qrels(str(target), "trec", plan, P.Problems()).endswith(b"q1 0 d2 0\n")
+
+
+def test_a_gzip_gold_file_is_not_rewritten(kb, capsys):
+    import gzip
+
+    _, gold = example(kb)
+    data = gzip.compress("".join(f"{q['query_id']} 0 {d} {g}\n" for q in gold for d, g in q["relevant"].items()).encode())
+    write(kb / "gold.qrels.gz", data)
+    (kb / "gz.yml").write_text(HEAD + "corpus: corpus.jsonl\ngold: gold.qrels.gz\nformats: {gold: qrels}\nrun: run.jsonl\n")
+    write(kb / "labels.yaml", "queries:\n  - query_id: q01\n    relevant:\n      faq-001: 0\n")
+    code, text = run(capsys, "add-labels", "--config", "gz.yml", "labels.yaml")
+    assert code == 2 and "gzip-compressed and is not rewritten" in text, text
+    assert (kb / "gold.qrels.gz").read_bytes() == data
+
+
+def test_validate_reads_a_beir_folder(beir, capsys):
+    code, text = run(capsys, "validate", "--config", "beir.yml")
+    assert code == 0 and "beir/qrels/test.tsv" in text, text
+    with (beir / QRELS).open("a") as f:
+        f.write("q01\tno-such-doc\t1\n")
+    code, text = run(capsys, "validate", "--config", "beir.yml")
+    lines = (beir / QRELS).read_text().count("\n")
+    assert code == 2 and f"{QRELS}:{lines}" in text and "[no-such-doc]" in text, text

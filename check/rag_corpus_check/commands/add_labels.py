@@ -26,7 +26,7 @@ from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import Gold, Source, read_gold
 from rag_corpus_check.inputs.gold import EXTENSIONS
 from rag_corpus_check.pipeline.context import logical_path
-from rag_corpus_check.safe_io import InputError, resolve_input
+from rag_corpus_check.safe_io import InputError, compressed, resolve_input
 
 VALID, INVALID = 0, 2
 SHOWN = 10  # conflicts listed one per line
@@ -57,8 +57,8 @@ def labels_target(cfg: Config) -> Target | None:
     worksheet is listed under ``gold:`` then)."""
     if cfg.gold_format in ("beir", "llamaindex"):
         return Target(cfg.gold_format, cfg.gold_files[0])
-    if len(cfg.gold_files) == 1 and (cfg.gold_format == "qrels" or cfg.gold_files[0].endswith(".qrels")):
-        return Target("qrels", cfg.gold_files[0])
+    if cfg.gold_format == "qrels" or (len(cfg.gold_files) == 1 and cfg.gold_files[0].endswith(".qrels")):
+        return Target("qrels", cfg.gold_files[0])  # a declared format holds for every file of a list
     return None
 
 
@@ -79,6 +79,9 @@ def add_labels(argv: list[str]) -> int:
     if target is None:
         return _say(f"{cfg.path_display} names a gold set in its own format: list the worksheet under `gold:` "
                     "next to it (no file is changed)", INVALID)
+    if compressed(target.rel):
+        return _say(f"{safe_text(target.rel, 300)} is gzip-compressed and is not rewritten: decompress it, point "
+                    f"{cfg.path_display} at the plain file, and run this again", INVALID)
     try:
         real, display = _resolve(root, cfg, target)
     except InputError as exc:
