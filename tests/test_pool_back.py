@@ -283,3 +283,17 @@ def test_validate_reads_a_beir_folder(beir, capsys):
     code, text = run(capsys, "validate", "--config", "beir.yml")
     lines = (beir / QRELS).read_text().count("\n")
     assert code == 2 and f"{QRELS}:{lines}" in text and "[no-such-doc]" in text, text
+
+
+def test_a_grade_above_the_scale_adds_nothing(beir, capsys):
+    run(capsys, "pool", "--config", "beir.yml", "--out", "labels.yaml")
+    grade(beir / "labels.yaml", example_grades())
+    text = (beir / "labels.yaml").read_text()
+    first = next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith('      "'))
+    lines = text.splitlines()
+    lines[first - 1] = lines[first - 1].rsplit(":", 1)[0] + ": 7"
+    (beir / "labels.yaml").write_text("\n".join(lines) + "\n")
+    before = (beir / QRELS).read_bytes()
+    code, out = run(capsys, "add-labels", "--config", "beir.yml", "labels.yaml")
+    assert code == 2 and f"labels.yaml:{first}" in out and "grade 7 is above relevance.max_grade (2)" in out, out
+    assert (beir / QRELS).read_bytes() == before

@@ -107,10 +107,22 @@ def _sheet(path: str, cfg: Config, problems: P.Problems) -> Gold | None:
         problems.add(P.CONFIG, "the worksheet must be the .yaml or .jsonl file `pool` wrote", file=safe_text(path, 300))
         return None
     try:
-        return read_gold(Source(os.path.abspath(path), safe_text(path, 300), fmt), cfg.limits, problems)
+        sheet = read_gold(Source(os.path.abspath(path), safe_text(path, 300), fmt), cfg.limits, problems)
     except InputError as exc:
         problems.add_input_error(exc)
         return None
+    _off_scale(sheet, cfg, problems)
+    return sheet
+
+
+def _off_scale(sheet: Gold, cfg: Config, problems: P.Problems) -> None:
+    """Grades above the config's scale (after its `relevance.map`), at their lines: the check would refuse them."""
+    for q in sheet.queries.values():
+        for doc_id, grade in q.relevant.items():
+            if cfg.grade_map.get(grade, grade) > cfg.max_grade:
+                problems.add(P.SCHEMA, f"grade {grade} is above relevance.max_grade ({cfg.max_grade}) of "
+                             f"{cfg.path_display}", file=sheet.file, line=q.label_lines.get(doc_id) or q.line,
+                             id=doc_id)
 
 
 def _merge(cfg: Config, target: Target, real: str, display: str, sheet: Gold | None, problems: P.Problems) -> int:
