@@ -55,5 +55,4 @@ def conventions_json(cfg: Config) -> dict:
         "means_over": "questions with at least one relevant document",
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,
-        "ignore_identical_ids": cfg.ignore_identical_ids,
-    }
+    } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {})
