@@ -24,12 +24,12 @@ from rag_corpus_check.config.load import Config, add_tree_arguments, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import Gold, Source, read_gold
-from rag_corpus_check.inputs.gold import EXTENSIONS
 from rag_corpus_check.pipeline.context import logical_path
 from rag_corpus_check.safe_io import InputError, compressed, resolve_input
 
 VALID, INVALID = 0, 2
 SHOWN = 10  # conflicts listed one per line
+SHEET_FORMATS = {".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl"}  # what `pool` writes
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,8 +102,8 @@ def _resolve(root: str, cfg: Config, target: Target) -> tuple[str, str]:
 
 def _sheet(path: str, cfg: Config, problems: P.Problems) -> Gold | None:
     """The worksheet as the gold reader reads it (grades as written: no `relevance.map`)."""
-    fmt = EXTENSIONS.get(os.path.splitext(path)[1].lower())
-    if fmt not in ("yaml", "jsonl"):
+    fmt = SHEET_FORMATS.get(os.path.splitext(path)[1].lower())
+    if fmt is None:
         problems.add(P.CONFIG, "the worksheet must be the .yaml or .jsonl file `pool` wrote", file=safe_text(path, 300))
         return None
     try:
