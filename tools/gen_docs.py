@@ -40,6 +40,7 @@ def measure_definitions() -> dict:
 def parsers() -> dict[str, argparse.ArgumentParser]:
     """Every command's argument parser, by the name a user types after
     ``rag-corpus-check`` (``check`` is also the default)."""
+    from rag_corpus_check.commands.add_labels import build_parser as build_add_labels_parser
     from rag_corpus_check.commands.cli import (
         build_merge_parser,
         build_parser,
@@ -47,9 +48,18 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
     )
     from rag_corpus_check.commands.embed import build_embed_parser
     from rag_corpus_check.commands.pool import build_parser as build_pool_parser
+    from rag_corpus_check.commands.validate import build_parser as build_validate_parser
 
     return {"check": build_parser(), "retrieve": build_retrieve_parser(), "merge": build_merge_parser(),
-            "pool": build_pool_parser(), "embed": build_embed_parser()}
+            "pool": build_pool_parser(), "embed": build_embed_parser(), "validate": build_validate_parser(),
+            "add-labels": build_add_labels_parser()}
+
+
+def subcommands() -> set[str]:
+    """The names the command line dispatches on (besides ``check``)."""
+    from rag_corpus_check.commands.cli import SUBCOMMANDS
+
+    return set(SUBCOMMANDS)
 
 
 def limit_defaults() -> dict[str, int]:

@@ -4,6 +4,7 @@ reporters, return the exit code. No logic of its own."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import stat
 import sys
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rag-corpus-check",
         usage="rag-corpus-check [check] [options] | retrieve --out PATH [options] | merge RESULTS... [options] "
-        "| pool --out PATH [options] | embed [options]",
+        "| pool --out PATH [options] | embed [options] | validate [options] | add-labels SHEET [options]",
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
@@ -289,17 +290,18 @@ def _sources(text: str) -> tuple[str, ...]:
     return found
 
 
-def pool_main(argv: list[str]) -> int:
-    """`rag-corpus-check pool`: the labelling worksheet (see :mod:`pool`)."""
-    from rag_corpus_check.commands.pool import pool
+def _subcommand(name: str, function: str):
+    """The subcommand ``commands.<name>.<function>``, imported when it runs; a bug in it is exit 3."""
+    def run(argv: list[str]) -> int:
+        try:
+            return getattr(importlib.import_module(f"rag_corpus_check.commands.{name}"), function)(argv)
+        except Exception as exc:
+            return _internal_error(exc, name, False)
 
-    try:
-        return pool(argv)
-    except Exception as exc:
-        return _internal_error(exc, "pool", False)
+    return run
 
 
-SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": pool_main, "embed": embed_main}
+SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": _subcommand("pool", "pool"), "embed": embed_main, "validate": _subcommand("validate", "validate_main"), "add-labels": _subcommand("add_labels", "add_labels")}
 
 
 # The last outcome, kept: main() returning must not free it object by object.
@@ -380,9 +382,7 @@ def _internal_error(exc: BaseException, stage: str, github: bool) -> int:
     # The exception text may quote input; print only its type and the stage.
     msg = f"internal error ({type(exc).__name__}) during {stage}; this is a bug in rag-corpus-check or an environment fault, not a problem with your files"
     if os.environ.get("RAG_CORPUS_CHECK_DEBUG") == "1":
-        import traceback
-
-        traceback.print_exc()
+        __import__("traceback").print_exc()
     if github:
         print(f"::error title=rag-corpus-check::{msg}")
         gh_output = os.environ.get("GITHUB_OUTPUT")

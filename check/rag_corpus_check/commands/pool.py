@@ -35,12 +35,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rag-corpus-check pool",
         description="Write a worksheet of the documents in the top K (of the committed run, or of the "
         "retriever) that the gold set does not judge: a YAML file in the gold format with an empty grade "
-        "(`null`) per document and the question, title and start of the text as comments. Grade it, commit "
-        "it next to the gold file and list both under `gold:` in the config.",
+        "(`null`) per document and the question, title and start of the text as comments (or JSONL). Grade it; "
+        "then commit it next to the gold file and list both under `gold:` in the config — or, for a BEIR "
+        "dataset, a TREC qrels gold file or a LlamaIndex dataset, add its grades there with "
+        "`rag-corpus-check add-labels` and commit that file.",
     )
     add_tree_arguments(p)
     p.add_argument("--out", required=True, metavar="PATH",
-                   help="the worksheet to write (YAML); an existing file is replaced only with --force")
+                   help="the worksheet to write: YAML, or JSONL for a name ending in .jsonl (no comments: what a judge "
+                   "needs is under `metadata.pool`); an existing file is replaced only with --force")
     p.add_argument("--base", metavar="REV",
                    help="also pool the top K of this git revision (the PR's base), measured under its rules")
     p.add_argument("--fetch-base", action="store_true",
@@ -48,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=_depth, metavar="N", help="pool the top N instead of the top K (N >= k)")
     p.add_argument("--changed-only", action="store_true",
                    help="with --base: only the questions whose top K (top N) holds other documents than at the base")
+    p.add_argument("--limit", type=_count, metavar="N",
+                   help="at most N questions on this worksheet (the first in order); pool again for the rest "
+                   "once their grades are in the gold set")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--allow-retriever-command", action="store_true",
                    help="let a `retriever.command` from the config run (code from the repository)")
@@ -57,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _depth(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 10000:
         raise argparse.ArgumentTypeError("a whole number from 1 to 10000")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 10**7:
+        raise argparse.ArgumentTypeError("a whole number from 1 to 10000000")
     return int(text)
 
 
@@ -107,8 +119,20 @@ def _pool(root: str, outcome: Outcome, args, out_path: str) -> int:
         print(f"rag-corpus-check pool: nothing to judge — every document in the top {_depth_of(outcome, args)}"
               f"{which} is judged; no worksheet written")
         return 0
-    text = W.render(sheet, header(outcome, args, out_path), with_base=outcome.base is not None)
-    return _write(out_path, text, args.force, outcome, sheet)
+    left = max(len(sheet.questions) - (args.limit or len(sheet.questions)), 0)
+    sheet.questions = sheet.questions[:args.limit] if args.limit else sheet.questions
+    return _write(out_path, _text(sheet, outcome, args, out_path), args.force, outcome, sheet, left)
+
+
+def _text(sheet: W.Sheet, outcome: Outcome, args, out_path: str) -> str:
+    """The worksheet: JSONL for a .jsonl --out, else YAML with its header."""
+    if _jsonl(out_path):
+        return W.render_jsonl(sheet, with_base=outcome.base is not None)
+    return W.render(sheet, header(outcome, args, out_path), with_base=outcome.base is not None)
+
+
+def _jsonl(path: str) -> bool:
+    return path.lower().endswith(".jsonl")
 
 
 def _depth_of(outcome: Outcome, args) -> int:
@@ -205,8 +229,12 @@ def header(outcome: Outcome, args, out_path: str) -> list[str]:
 
 def _listing(cfg: Config, out_path: str) -> list[str]:
     """How the graded worksheet joins the gold set."""
-    if "dataset" in cfg.raw:
-        return [f"`dataset:` in {cfg.path_display} takes no second gold file: copy the grades into its qrels."]
+    from rag_corpus_check.commands.add_labels import command_line, labels_target
+
+    target = labels_target(cfg)
+    if target is not None:
+        return [f"Then add the grades to the gold set of {cfg.path_display} ({target.rel}) and commit that file:",
+                "  " + command_line(cfg, os.path.relpath(out_path))]
     mapped = ["The grades are read through the config's `relevance.map`, as the gold file's are."] if cfg.grade_map else []
     return mapped + [f"Then commit this file next to the gold file and list both under `gold:` in {cfg.path_display}:",
                      "  gold: [" + ", ".join([*cfg.gold_files, os.path.relpath(out_path, cfg.base_dir)]) + "]"]
@@ -220,22 +248,51 @@ def _scale(cfg: Config) -> str:
     return f"{judged} = judged, not relevant; {relevant}"
 
 
-def _write(path: str, text: str, force: bool, outcome: Outcome, sheet: W.Sheet) -> int:
+def _write(path: str, text: str, force: bool, outcome: Outcome, sheet: W.Sheet, left: int) -> int:
     cfg = outcome.config
     assert cfg is not None
     size = len(text.encode("utf-8"))
-    if size > cfg.limits.max_yaml_bytes:
-        return _refuse(f"the worksheet would be {size} bytes, over the {cfg.limits.max_yaml_bytes} a YAML gold file "
-                       "may have; pool fewer documents (--changed-only, or no --depth)")
+    cap = cfg.limits.max_file_bytes if _jsonl(path) else cfg.limits.max_yaml_bytes
+    if size > cap:
+        return _refuse(too_big(size, cap, len(sheet.questions), cfg, _jsonl(path)))
     from rag_corpus_check.report.results import write_new
 
     try:
         write_new(path, text, replace=force)
     except FileExistsError:
         return _refuse(out_refusal(path, force) or "--out exists")
+    print(f"rag-corpus-check pool: wrote {W.count(sheet.questions)} documents to judge for {len(sheet.questions)} "
+          f"questions to {safe_text(path, 500)}{_left_out(sheet, left)}\n  next: replace each `null` with a grade, "
+          f"then {_next(cfg, path)}")
+    return 0
+
+
+def _left_out(sheet: W.Sheet, left: int) -> str:
+    """What is not on the worksheet: documents gone from the corpus, questions past --limit."""
     gone = (f"; {sheet.dropped} documents ranked only at the base are not in the corpus any more and were left "
             "out" if sheet.dropped else "")
-    print(f"rag-corpus-check pool: wrote {W.count(sheet.questions)} documents to judge for {len(sheet.questions)} "
-          f"questions to {safe_text(path, 500)}{gone}\n  next: replace each `null` with a grade, then list the "
-          f"file under `gold:` in {cfg.path_display} (its first lines say how)")
-    return 0
+    return gone + (f"; {left} more questions have documents to judge: pool again once these grades are in"
+                   if left else "")
+
+
+def too_big(size: int, cap: int, questions: int, cfg: Config, jsonl: bool) -> str:
+    """Why the worksheet is not written, and how to make it fit."""
+    if jsonl:
+        return (f"the worksheet would be {size} bytes, over `limits.max_file_bytes` ({cap}) in {cfg.path_display}; "
+                f"split it by question with --limit {max(1, questions * cap // size * 9 // 10)}")
+    fits = max(1, questions * cap // size * 9 // 10)
+    return (f"the worksheet would be {size} bytes, over the {cap} bytes a YAML gold file may have (a fixed bound "
+            f"of the YAML reader). Split it by question: --limit {fits} puts the first {fits} of its "
+            f"{questions} questions on one worksheet (pool again for the next once their grades are in); or pool "
+            "fewer documents: --changed-only with --base (only the questions whose top K changed), no --depth; or "
+            "write it as JSONL (--out NAME.jsonl), which only `limits.max_file_bytes` bounds")
+
+
+def _next(cfg: Config, path: str) -> str:
+    from rag_corpus_check.commands.add_labels import command_line, labels_target
+
+    target = labels_target(cfg)
+    if target is None:
+        return f"list the file under `gold:` in {cfg.path_display} (its first lines say how)"
+    return (f"add the grades to {safe_text(target.rel, 300)} and commit that file:\n    "
+            + safe_text(command_line(cfg, os.path.relpath(path)), 600))

@@ -16,6 +16,7 @@ every character that is not printable escaped, so they read back exactly.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from rag_corpus_check.core.text import natural_key, safe_text
@@ -135,6 +136,24 @@ def render(sheet: Sheet, header: list[str], with_base: bool = False) -> str:
     for q in sheet.questions:
         lines += _question(q, sheet.excerpts, with_base)
     return "\n".join(lines) + "\n"
+
+
+def render_jsonl(sheet: Sheet, with_base: bool = False) -> str:
+    """The worksheet as JSONL gold (no comments there): a question a line,
+    each document with an empty grade, and what a judge needs to see under
+    ``metadata.pool`` (the question, each document's position, title and
+    the start of its text), which the gold reader ignores. JSON escapes
+    every character that could leave its string."""
+    return "".join(json.dumps(_record(q, sheet.excerpts, with_base), ensure_ascii=True) + "\n"
+                   for q in sheet.questions)
+
+
+def _record(q: PoolQuestion, excerpts: dict[str, Excerpt], with_base: bool) -> dict:
+    docs = [{"id": d.doc_id, "position": position(d, with_base), "title": excerpts[d.doc_id].title,
+             "text": excerpts[d.doc_id].text} for d in q.docs]
+    about = {"question": _one_line(q.text, MAX_QUESTION_CHARS)} if q.text else {}
+    return {"query_id": q.query_id, "relevant": dict.fromkeys((d.doc_id for d in q.docs), None),
+            "metadata": {"pool": about | {"documents": docs}}}
 
 
 def _question(q: PoolQuestion, excerpts: dict[str, Excerpt], with_base: bool) -> list[str]:

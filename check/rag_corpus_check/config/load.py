@@ -79,6 +79,7 @@ class Config:
     max_grade: int = 2
     gain: str = "linear"
     short_list: str = "pad"
+    ignore_identical_ids: bool = False  # BEIR: a question's own id is dropped from its ranking
     snapshot: str | None = None
     gold_format: str = "auto"
     run_format: str = "auto"
@@ -201,7 +202,8 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         path_display=display, base_dir=base_dir, **_files(doc, fmt), run=doc.get("run"),
         k=doc["k"], min_grade=rel.get("min_grade", 1), max_grade=rel.get("max_grade", 2),
         grade_map={int(k): v for k, v in (rel.get("map") or {}).items()},
-        gain=met.get("gain", "linear"), short_list=met.get("short_list", "pad"), snapshot=doc.get("snapshot"),
+        gain=met.get("gain", "linear"), short_list=met.get("short_list", "pad"),
+        ignore_identical_ids=met.get("ignore_identical_ids", False), snapshot=doc.get("snapshot"),
         run_format=fmt.get("run", "auto"), run_order=fmt.get("run_order", "descending"),
         inactive_labels=val.get("inactive_labels", "warning"), missing_queries=val.get("missing_queries", "warning"),
         extra_queries=val.get("extra_queries", "warning"), worst=rep.get("worst", 5),

@@ -222,8 +222,20 @@ class Run:
             self.ranked = set(chain.from_iterable(q.ranking for q in self.queries.values()))
         return self.ranked
 
+    def drop_identical(self) -> None:
+        """BEIR's ``ignore_identical_ids``: the document whose id is the
+        question's own id removed from its ranking."""
+        for q in self.queries.values():
+            q.ranking = without_own_id(q.query_id, q.ranking)
+        self.ranked = None
+
     def only(self, keep: Iterable[str]) -> None:
         """Keep only the questions in ``keep`` (one shard's)."""
         keep = set(keep)
         self.queries = {q: v for q, v in self.queries.items() if q in keep}
         self.ranked = None  # held the other questions' ids too
+
+
+def without_own_id(query_id: str, ranking: list[str]) -> list[str]:
+    """``ranking`` without the document whose id is ``query_id`` (BEIR's ignore_identical_ids)."""
+    return [d for d in ranking if d != query_id]

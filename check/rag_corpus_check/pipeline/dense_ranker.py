@@ -39,9 +39,10 @@ class DenseRanker:
         """Question id -> ranking; None (with problems) when the folder is
         invalid or stale. ``corpus_line(id)`` is a record's (file, line). May raise
         :class:`retrieve.Budget`."""
-        vectors = self._read(problems)
-        if vectors is None or not self._fresh(vectors, questions, gold, corpus_line, problems):
+        if not self.check(questions, gold, corpus_line, problems):
             return None
+        vectors = self.vectors
+        assert vectors is not None
         asked = vectors.questions
         rows = [asked.row_of[qid] for qid, _ in questions]
         rankings = self._search(vectors).rank(np.asarray(asked.vectors[rows]), self.cfg.bm25.depth)
@@ -61,6 +62,12 @@ class DenseRanker:
         docs = vectors.documents
         eligible = np.array(sorted(docs.row_of[d] for d in self.texts), dtype=np.int64)
         return DenseSearch(docs.vectors, docs.keys, eligible, self.cfg.bounds.max_retrieval_work)
+
+    def check(self, questions: list[tuple[str, str]], gold: Gold, corpus_line, problems: P.Problems) -> bool:
+        """The folder read and valid, with a current row for every served
+        record and every question (problems say what is not); nothing ranked."""
+        vectors = self._read(problems)
+        return vectors is not None and self._fresh(vectors, questions, gold, corpus_line, problems)
 
     def _read(self, problems: P.Problems) -> Vectors | None:
         cfg = self.cfg

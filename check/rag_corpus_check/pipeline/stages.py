@@ -18,6 +18,7 @@ from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
 from rag_corpus_check.inputs.cross_file import check_labels, cross_check
 from rag_corpus_check.inputs.formats import format_of, unknown_format
 from rag_corpus_check.inputs.question_texts import duplicate_questions
+from rag_corpus_check.inputs.records import without_own_id
 from rag_corpus_check.metrics.evaluate import (
     Evaluation,
     evaluate,
@@ -125,6 +126,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
         _keep_shard(out, options.shard)
     if retriever is not None and _labels_hold(cfg, out, inputs):
         _retrieve(out, inputs, retriever, corpus_real, also_rank)
+    _drop_identical(cfg, out)
     evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
     enter(out, "load")
     out.corpus = inputs.corpus
@@ -132,6 +134,15 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
     if evaluated is not None and _readable(out, out.corpus):
         evaluation, irrelevant = _chunked(cfg, out, evaluated)
         _validate(cfg, out, evaluation, irrelevant, labels_checked=retriever is not None)
+
+
+def _drop_identical(cfg: Config, out: Outcome) -> None:
+    """`metrics.ignore_identical_ids` (BEIR): each question's own id out of
+    its ranking, and out of the base's questions ranked on this tree."""
+    if cfg.ignore_identical_ids and out.run is not None:
+        out.run.drop_identical()
+        rankings = out.base_gold_rankings or {}
+        out.base_gold_rankings = {q: without_own_id(q, r) for q, r in rankings.items()} or out.base_gold_rankings
 
 
 def _evaluable(out: Outcome) -> bool:
@@ -177,6 +188,7 @@ def _chunked(cfg: Config, out: Outcome, evaluated):
     out.corpus, out.run = chunks.as_documents(out.corpus, out.gold, out.run, out.problems)
     if out.base_gold_rankings is not None:
         out.base_gold_rankings = {q: chunks.as_document_ranking(parents, r) for q, r in out.base_gold_rankings.items()}
+    _drop_identical(cfg, out)
     return _evaluate(cfg, out)
 
 

@@ -22,7 +22,12 @@ def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
         f"short lists: {short}",
         "documents the gold set does not judge count as grade 0 (Judged@K shows how much of the top-K was judged)",
         "questions with no relevant document are excluded from every mean and listed",
-    ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line]
+    ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line] + (
+        [IDENTICAL] if cfg.ignore_identical_ids else [])
+
+
+IDENTICAL = ("a document whose id is the question's own id is removed from its ranking before the cut at K "
+             "(BEIR's ignore_identical_ids)")
 
 
 def _extra_lines(names: set[str]) -> list[str]:
@@ -44,4 +49,4 @@ def conventions_json(cfg: Config) -> dict:
         "means_over": "questions with at least one relevant document",
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,
-    }
+    } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {})
