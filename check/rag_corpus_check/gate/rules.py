@@ -25,7 +25,7 @@ OVERRIDE = "head-override"
 NO_BASE = "head-no-base"
 SOURCES = (BASE, FIRST_INTRODUCTION, OVERRIDE, NO_BASE)
 
-CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map", "run_order")
+CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map", "run_order", "judged_only")
 VALIDATION = ("inactive_labels", "missing_queries", "extra_queries")
 
 

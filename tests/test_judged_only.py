@@ -1,0 +1,70 @@
+"""`metrics.judged_only` (trec_eval -J, ir_measures' judged_only): every
+measure but Judged@k is taken on the ranking without its unjudged
+documents. Checked against trec_eval (pytrec_eval, test-only) two ways: on
+the run filtered to judged documents, and with trec_eval's own
+judged-docs-only flag."""
+
+from __future__ import annotations
+
+import pytest
+import pytrec_eval
+
+from rag_corpus_check.metrics.evaluate import evaluate
+from rag_corpus_check.metrics.measures import Measure, Options
+from test_oracle import _generate
+
+KS = (1, 3, 5, 10)
+NAMES = {"P": "P_{k}", "R": "recall_{k}", "nDCG": "ndcg_cut_{k}", "AP": "map_cut_{k}", "Success": "success_{k}"}
+
+
+def _trec(gold, runs, filtered: bool, flag: bool) -> dict:
+    trec_run = {q: {d: float(-i) for i, d in enumerate(r, 1) if not filtered or d in gold[q]}
+                for q, r in runs.items()}
+    trec_run = {q: r for q, r in trec_run.items() if r}
+    names = {t.format(k=k) for t in NAMES.values() for k in KS}
+    return pytrec_eval.RelevanceEvaluator(gold, names, judged_docs_only_flag=flag).evaluate(trec_run)
+
+
+def _compare(ours, theirs) -> int:
+    compared = 0
+    for q in ours.queries:
+        t = theirs.get(q.query_id)
+        if q.status != "ok" or t is None:
+            continue
+        for name, template in NAMES.items():
+            for k in KS:
+                assert q.values[Measure(name, k)] == pytest.approx(t[template.format(k=k)], abs=1e-9), (
+                    q.query_id, name, k)
+                compared += 1
+    return compared
+
+
+def test_judged_only_equals_trec_eval_on_the_filtered_run_and_with_its_flag():
+    gold, runs = _generate()
+    measures = [Measure(n, k) for k in KS for n in NAMES] + [Measure("Judged", 5)]
+    ours = evaluate(gold, runs, measures, Options(judged_only=True))
+    assert _compare(ours, _trec(gold, runs, filtered=True, flag=False)) > 3000
+    assert _compare(ours, _trec(gold, runs, filtered=False, flag=True)) > 3000
+
+
+def test_without_it_the_numbers_differ_from_the_judged_only_ones():
+    """The failure the option exists for: unjudged documents count as
+    non-relevant and take places in the top k, so the default numbers are
+    not trec_eval -J's."""
+    gold, runs = _generate()
+    measures = [Measure(n, k) for k in KS for n in NAMES]
+    default = evaluate(gold, runs, measures)
+    with pytest.raises(AssertionError):
+        _compare(default, _trec(gold, runs, filtered=True, flag=False))
+
+
+def test_judged_at_k_still_reads_the_ranking_as_ranked():
+    gold = {"q1": {"a": 1, "c": 0}}
+    runs = {"q1": ["x", "a", "y", "c"]}
+    measures = [Measure("Judged", 4), Measure("P", 2), Measure("RR", 4)]
+    q = evaluate(gold, runs, measures, Options(judged_only=True)).queries[0]
+    assert q.values[Measure("Judged", 4)] == 0.5  # x and y are still seen as unjudged
+    assert q.values[Measure("P", 2)] == 0.5  # [a, c]: one relevant of two
+    assert q.values[Measure("RR", 4)] == 1.0  # a is first once x is gone
+    plain = evaluate(gold, runs, measures).queries[0]
+    assert plain.values[Measure("P", 2)] == 0.5 and plain.values[Measure("RR", 4)] == 0.5
