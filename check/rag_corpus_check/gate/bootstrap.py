@@ -27,6 +27,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rag_corpus_check.gate.compare import Delta
+    from rag_corpus_check.metrics.evaluate import Evaluation, QueryResult
+    from rag_corpus_check.metrics.measures import Measure
 
 LEVEL = 0.95
 SEED = 20261130
@@ -97,6 +103,30 @@ def paired_intervals(base: Sequence[Sequence[float]], head: Sequence[Sequence[fl
     same order), the questions drawn in pairs."""
     diffs = [[h - b for b, h in zip(bc, hc, strict=True)] for bc, hc in zip(base, head, strict=True)]
     return intervals(diffs, seed, resamples)
+
+
+def add_intervals(deltas: list[Delta], base: list[QueryResult], head: list[QueryResult]) -> None:
+    """Give each delta whose values are all defined (it has a p-value) the
+    interval of its mean paired difference over the paired questions
+    ``base[i]``, ``head[i]``."""
+    tested = [d for d in deltas if d.p_value is not None]
+    found = paired_intervals([_column(base, d.measure) for d in tested], [_column(head, d.measure) for d in tested])
+    for d, interval in zip(tested, found, strict=True):
+        d.interval = interval
+
+
+def mean_intervals(evaluation: Evaluation) -> dict[Measure, Interval | None]:
+    """The interval of each mean of ``evaluation``, over the questions in
+    the means (in the evaluation's order)."""
+    counted = [q for q in evaluation.queries if q.status == "ok"]
+    measures = list(evaluation.means)
+    found = intervals([_column(counted, m) for m in measures])
+    return dict(zip(measures, found, strict=True))
+
+
+def _column(rows: list[QueryResult], m: Measure) -> list[float]:
+    """The values of ``m`` of questions where it is defined (checked by the caller)."""
+    return [q.values[m] for q in rows]  # type: ignore[misc]
 
 
 def percentile(ordered: Sequence[float], p: float) -> float:

@@ -11,7 +11,14 @@ from itertools import compress, repeat
 from operator import attrgetter, eq, gt
 
 from rag_corpus_check.core.text import natural_key
-from rag_corpus_check.metrics.measures import DEFAULT, Judged, Measure, Options, check_measure, judge
+from rag_corpus_check.metrics.measures import (
+    DEFAULT,
+    Judged,
+    Measure,
+    Options,
+    check_measure,
+    judge,
+)
 
 OK = "ok"
 NO_RELEVANT = "no_relevant"
