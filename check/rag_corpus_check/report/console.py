@@ -29,6 +29,7 @@ from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import run_source_line, vectors_line
 from rag_corpus_check.report.summary import gold_set_note, worst
+from rag_corpus_check.report.uncertainty import console_delta, console_interval, console_lines
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
         PARTIAL: "SHARD MEASURED (merge the shards for the verdict)"}
@@ -93,9 +94,12 @@ def _comparison(out: Outcome) -> list[str]:
     if cmp_ is None:
         return [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
+    gated = {t.measure for t in out.thresholds}
     for v in cmp_.views:
         lines.append(f"   {view_title(v).lower()}:")
-        lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})" for d in v.deltas]
+        lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})"
+                  + console_delta(d, gated) for d in v.deltas]
+    lines += console_lines(out, pool_command(out))
     return lines + _drop_lines(dropped(cmp_)) + _pool_lines(out, cmp_.unjudged_new_docs)
 
 
@@ -116,7 +120,7 @@ def _drop_lines(drops: list) -> list[str]:
 
 def _thresholds(out: Outcome) -> list[str]:
     lines = ["  thresholds:"] if out.thresholds else []
-    return lines + [_threshold_line(t) for t in out.thresholds] + _per_question_line(out)
+    return lines + [_threshold_line(t) + console_interval(out, t.measure) for t in out.thresholds] + _per_question_line(out)
 
 
 def _threshold_line(t) -> str:
