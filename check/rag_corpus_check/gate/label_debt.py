@@ -6,9 +6,11 @@ the same number under one other judgement: every unjudged document in the
 top k judged relevant, at the top grade (``relevance.max_grade``) — the
 best case for the rankings that retrieved them. k is the measure's own
 cut-off (the config's k for Rprec). For a delta the judgement is one for
-both sides: the unjudged documents of the base's top k and of the head's
-are judged relevant on both sides, so the bound delta compares the two
-rankings under the same labels.
+both sides: the documents of the base's top k and of the head's that
+no gold set judges (neither the base's nor the head's) are judged relevant
+on both sides, so the bound delta compares the two rankings under the same
+added labels (a document a gold set judges keeps, on each side, what that
+side's gold set says of it, as in the delta itself).
 
 For P, R, RR and Success this is the largest value any judgement of those
 documents could give. For nDCG, AP and Rprec a new relevant document also
@@ -37,8 +39,9 @@ from rag_corpus_check.metrics.measures import Measure, Options
 if TYPE_CHECKING:
     from rag_corpus_check.gate.compare import Comparison, View
 
-ASSUMPTION = ("every unjudged document in the top k of the measure (of either ranking, for a delta) judged "
-              "relevant at the top grade (relevance.max_grade); k is the config's k for Rprec")
+ASSUMPTION = ("every unjudged document in the top k of the measure (for a delta: of either ranking, judged by "
+              "no gold set) judged relevant at the top grade (relevance.max_grade); k is the config's k for "
+              "Rprec")
 TOLERANCE = 1e-12
 
 Grades = dict[str, dict[str, int]]  # question -> document -> grade
@@ -88,26 +91,30 @@ def cut(m: Measure, k: int) -> int:
     return m.k or k
 
 
-def judged_relevant(grades: dict[str, int], tops: Iterable[list[str]], depth: int, grade: int) -> dict[str, int]:
-    """``grades`` with every unjudged document of each ranking's top ``depth`` given ``grade``."""
-    extra = {d: grade for ranking in tops for d in ranking[:depth] if d not in grades}
+def judged_relevant(grades: dict[str, int], tops: Iterable[list[str]], depth: int, grade: int,
+                    others: Iterable[dict[str, int]] = ()) -> dict[str, int]:
+    """``grades`` with every document of each ranking's top ``depth`` that
+    neither ``grades`` nor any of ``others`` (other gold sets' labels) judges given ``grade``."""
+    known = [grades, *others]
+    extra = {d: grade for ranking in tops for d in ranking[:depth] if not any(d in g for g in known)}
     return {**grades, **extra} if extra else grades
 
 
 def bound_values(gold: Grades, rankings: Rankings, measures: list[Measure], scale: Scale,
-                 others: Rankings | None = None) -> dict[str, dict[Measure, float | None]]:
+                 other: tuple[list[Grades], Rankings] | None = None) -> dict[str, dict[Measure, float | None]]:
     """Per question, each measure (but Judged) under the judgement: the
-    unjudged documents of the top k of ``rankings`` (and of ``others``,
-    the other side of a delta) judged relevant."""
+    unjudged documents of the top k of ``rankings`` (and, for a delta, of
+    the ``other`` side's rankings, unjudged by its gold sets too) judged relevant."""
     out: dict[str, dict[Measure, float | None]] = {q: {} for q in gold}
     by_cut: dict[int, list[Measure]] = {}
     for m in measures:
         if m.name != "Judged":
             by_cut.setdefault(cut(m, scale.k), []).append(m)
     empty: list[str] = []
+    labels, runs = other or ([], {})
     for depth, group in by_cut.items():
-        judged = {q: judged_relevant(g, (rankings.get(q, empty), (others or {}).get(q, empty)), depth, scale.grade)
-                  for q, g in gold.items()}
+        judged = {q: judged_relevant(g, (rankings.get(q, empty), runs.get(q, empty)), depth, scale.grade,
+                                     [gs.get(q, {}) for gs in labels]) for q, g in gold.items()}
         for r in evaluate(judged, rankings, group, scale.options).queries:
             out[r.query_id].update(r.values)
     return out
@@ -138,6 +145,11 @@ class Sides:
     base_run: Rankings
     head_gold: Grades
     head_run: Rankings
+    known: Grades | None = None  # labels of a gold set the view does not read (the head's, for the base's view)
+
+    def labels(self) -> list[Grades]:
+        """Every gold set a document may be judged by."""
+        return [self.base_gold, self.head_gold] + ([self.known] if self.known is not None else [])
 
 
 def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
@@ -146,8 +158,10 @@ def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
     measures = [d.measure for d in v.deltas]
     if not paired:
         return
-    base = bound_values({q: sides.base_gold[q] for q in paired}, sides.base_run, measures, scale, sides.head_run)
-    head = bound_values({q: sides.head_gold[q] for q in paired}, sides.head_run, measures, scale, sides.base_run)
+    base = bound_values({q: sides.base_gold[q] for q in paired}, sides.base_run, measures, scale,
+                        (sides.labels(), sides.head_run))
+    head = bound_values({q: sides.head_gold[q] for q in paired}, sides.head_run, measures, scale,
+                        (sides.labels(), sides.base_run))
     base_means, head_means = _means(base, paired, measures), _means(head, paired, measures)
     for d in v.deltas:
         if d.measure.name != "Judged":
@@ -156,13 +170,15 @@ def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
 
 
 def new_unjudged(questions: list[str], sides: Sides, depth: int) -> int:
-    """Unjudged documents in the head's top ``depth`` that were not in the base's, over ``questions``."""
+    """Documents in the head's top ``depth`` that were not in the base's and
+    that no gold set judges, over ``questions``."""
     empty: list[str] = []
     count = 0
     for q in questions:
         before = set(sides.base_run.get(q, empty)[:depth])
-        grades = sides.head_gold.get(q, {})
-        count += sum(1 for d in sides.head_run.get(q, empty)[:depth] if d not in grades and d not in before)
+        known = [g.get(q, {}) for g in sides.labels()]
+        count += sum(1 for d in sides.head_run.get(q, empty)[:depth] if d not in before
+                     and not any(d in g for g in known))
     return count
 
 

@@ -38,4 +38,5 @@ def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: 
     base's gold set."""
     view_bounds(comparison.head_gold, base, scale(cfg))
     if comparison.base_gold is not None and on_base_gold is not None:
-        view_bounds(comparison.base_gold, Sides(base.base_gold, base.base_run, base.base_gold, on_base_gold), scale(cfg))
+        view_bounds(comparison.base_gold, Sides(base.base_gold, base.base_run, base.base_gold, on_base_gold,
+                                                known=base.head_gold), scale(cfg))

@@ -120,7 +120,9 @@ def _drop_lines(drops: list) -> list[str]:
 
 def _thresholds(out: Outcome) -> list[str]:
     lines = ["  thresholds:"] if out.thresholds else []
-    return lines + [_threshold_line(t) + console_interval(out, t.measure) for t in out.thresholds] + _per_question_line(out)
+    for t in out.thresholds:
+        lines += [_threshold_line(t), *console_interval(out, t.measure)]
+    return lines + _per_question_line(out)
 
 
 def _threshold_line(t) -> str:

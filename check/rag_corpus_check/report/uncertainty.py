@@ -111,8 +111,8 @@ def results_json(out: Outcome) -> dict:
     }
 
 
-def console_interval(out: Outcome, m: Measure) -> str:
-    """A gated measure's interval and bound, for its threshold line."""
+def console_interval(out: Outcome, m: Measure) -> list[str]:
+    """A gated measure's interval and bound, the line under its threshold's."""
     parts = []
     i = out.intervals.get(m)
     if i is not None:
@@ -120,7 +120,7 @@ def console_interval(out: Outcome, m: Measure) -> str:
     bound = out.debt.means.get(m) if out.debt is not None else None
     if bound is not None:
         parts.append(f"{SHORT[1]}: {fmt(bound)}")
-    return f"  ({'; '.join(parts)})" if parts else ""
+    return [f"         {'; '.join(parts)}"] if parts else []
 
 
 def console_delta(d: Delta, gated: set[Measure]) -> str:
