@@ -68,3 +68,25 @@ def test_judged_at_k_still_reads_the_ranking_as_ranked():
     assert q.values[Measure("RR", 4)] == 1.0  # a is first once x is gone
     plain = evaluate(gold, runs, measures).queries[0]
     assert plain.values[Measure("P", 2)] == 0.5 and plain.values[Measure("RR", 4)] == 0.5
+
+
+def test_switching_it_in_a_pr_loosens_the_rules_and_the_bases_setting_holds(kb, tmp_path, capsys):
+    import json
+
+    from conftest import write
+    from rag_corpus_check.commands.cli import main
+    from support.repos import commit, init
+
+    config = "committed-run.rag-corpus-check.yml"
+    init(kb)
+    base = commit(kb, "base")
+    write(kb / config, (kb / config).read_text().replace("  short_list: pad", "  short_list: pad\n  judged_only: true"))
+    commit(kb, "judged only")
+    out = tmp_path / "out"
+    code = main(["--config", config, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md"),
+                 "--base", base])
+    res = json.loads((out / "r.json").read_text())
+    capsys.readouterr()
+    assert code == 1
+    assert "convention `judged_only` changed: False → True" in res["comparison"]["rules"]["loosened"]
+    assert res["conventions"]["unjudged"] == "grade 0"  # the base's convention measured the head
