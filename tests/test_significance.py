@@ -10,9 +10,14 @@ import pytest
 
 from conftest import EXAMPLE, write
 from rag_corpus_check.commands.cli import main
-from rag_corpus_check.gate.compare import Comparison, Delta, View, paired_randomization
-from rag_corpus_check.gate.significance import alpha_changes, holm, significance_gate, stricter_alpha
 from rag_corpus_check.config.load import Threshold
+from rag_corpus_check.gate.compare import Comparison, Delta, View, paired_randomization
+from rag_corpus_check.gate.significance import (
+    alpha_changes,
+    holm,
+    significance_gate,
+    stricter_alpha,
+)
 from rag_corpus_check.metrics.measures import Measure
 from support.repos import commit, init
 
