@@ -110,7 +110,7 @@ def test_constant_values_give_a_point_and_no_questions_give_none():
 
 def test_the_resamples_shrink_with_the_questions_but_not_below_the_floor():
     assert B.resamples_for(10) == B.RESAMPLES
-    assert B.resamples_for(1500) == B.WORK // 1500
+    assert B.resamples_for(1500) == B.WORK // 1500 < B.RESAMPLES
     assert B.resamples_for(10**6) == B.MIN_RESAMPLES
     counted = sum(1 for _ in B.draws(3, 5))
     assert counted == 5 and all(len(d) == 3 and max(d) < 3 for d in B.draws(3, 5))

@@ -37,11 +37,12 @@ if TYPE_CHECKING:
 LEVEL = 0.95
 SEED = 20261130
 RESAMPLES = 2000
-MIN_RESAMPLES = 1000
-# Question draws one set of intervals may make (~0.3 s here): past 1,000
-# questions the resamples shrink to fit, never below MIN_RESAMPLES; past
-# 2,000 questions the work grows with the questions (MIN_RESAMPLES x n).
-WORK = 2_000_000
+MIN_RESAMPLES = 500
+# Question draws one set of intervals may make: past 500 questions the
+# resamples shrink to fit, never below MIN_RESAMPLES (a Monte Carlo error of
+# the percentiles of ~6 % of the interval's half-width); past 2,000
+# questions the work grows with the questions (MIN_RESAMPLES x n draws).
+WORK = 1_000_000
 
 METHOD = (f"percentile bootstrap over questions ({LEVEL:.0%}): {RESAMPLES:,} resamples (fewer past "
           f"{WORK // RESAMPLES:,} questions, at least {MIN_RESAMPLES:,}: see each interval's `resamples`), "
