@@ -121,3 +121,21 @@ def test_one_set_of_draws_serves_every_column():
     other = [1 - v for v in VALUES]
     together = B.intervals([VALUES, other])
     assert together == [_one(VALUES), _one(other)]
+
+
+def test_merged_shards_give_the_intervals_of_the_unsharded_run(repo, tmp_path, capsys):
+    """The same questions in the same order: the same intervals, bit for bit."""
+    import json
+
+    from rag_corpus_check.commands.cli import main
+
+    def run(name, *argv):
+        out = tmp_path / name
+        main([*argv, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md")])
+        return json.loads((out / "r.json").read_text()), str(out / "r.json")
+
+    whole, _ = run("whole")
+    paths = [run(f"s{i}", "--shard", f"{i}/3")[1] for i in (1, 2, 3)]
+    merged, _ = run("merged", "merge", *paths)
+    capsys.readouterr()
+    assert whole["confidence"]["means"] and merged["confidence"] == whole["confidence"]

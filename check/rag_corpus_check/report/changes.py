@@ -278,6 +278,6 @@ def comparison_json(out: Outcome) -> dict | None:
             "significance": SIGNIFICANCE,
             "label_debt_drops": [{"gold": e.gold, "measure": str(e.measure), "delta": e.delta, "if_unjudged_relevant":
                                   e.bound, "new_unjudged": e.new_unjudged, "message": explained_line(e),
-                                  "command": pool_for(out, e, pool_command(out))} for e in explained(out)],
+                                  "command": pool_for(out, e, pool_command(out))} for e in explained(out, every=True)],
         })
     return data

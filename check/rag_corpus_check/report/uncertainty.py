@@ -58,12 +58,19 @@ def delta_json(d: Delta) -> dict:
             "if_unjudged_relevant": d.bound.to_json() if d.bound else None}
 
 
-def explained(out: Outcome) -> list[Explained]:
-    """The gated drops that new unjudged top-k documents could explain."""
+def explained(out: Outcome, every: bool = False) -> list[Explained]:
+    """The gated drops that new unjudged top-k documents could explain: in
+    every gold set compared, or (to show) each measure once, in the first."""
     cmp_ = out.base.comparison if out.base is not None else None
     if cmp_ is None or out.config is None:
         return []
-    return explained_drops(out.config.thresholds, cmp_)
+    found = explained_drops(out.config.thresholds, cmp_)
+    if every:
+        return found
+    first: dict[Measure, Explained] = {}
+    for e in found:
+        first.setdefault(e.measure, e)
+    return list(first.values())
 
 
 def pool_for(out: Outcome, e: Explained, command: str) -> str:
