@@ -90,3 +90,35 @@ def test_switching_it_in_a_pr_loosens_the_rules_and_the_bases_setting_holds(kb, 
     assert code == 1
     assert "convention `judged_only` changed: False → True" in res["comparison"]["rules"]["loosened"]
     assert res["conventions"]["unjudged"] == "grade 0"  # the base's convention measured the head
+
+
+def test_the_attribution_is_computed_judged_only_too(kb, tmp_path, capsys):
+    """Labels and the system changed: the attribution's base and head equal
+    the deltas' (before, it used the default conventions, counting the new
+    unjudged document the judged-only means leave out)."""
+    import json
+
+    from conftest import write
+    from rag_corpus_check.commands.cli import main
+    from support.repos import commit, init
+
+    config = "committed-run.rag-corpus-check.yml"
+    write(kb / config, (kb / config).read_text().replace("  short_list: pad", "  short_list: pad\n  judged_only: true"))
+    init(kb)
+    base = commit(kb, "base")
+    with open(kb / "corpus.jsonl", "a") as f:
+        f.write(json.dumps({"id": "new-1", "title": "New", "text": "A new page.", "type": "faq", "status": "active",
+                            "snapshot": "2026-11-30"}) + "\n")
+    rows = [json.loads(line) for line in (kb / "run.jsonl").read_text().splitlines()]
+    rows[2]["ranking"] = ["new-1", *rows[2]["ranking"]]
+    write(kb / "run.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    gold = (kb / "gold.yaml").read_text()
+    write(kb / "gold.yaml", gold.replace("      faq-004: 1\n", "      faq-004: 2\n", 1))  # a label changes too
+    commit(kb, "labels and system")
+    out = tmp_path / "out"
+    main(["--config", config, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md"), "--base", base])
+    capsys.readouterr()
+    cmp_ = json.loads((out / "r.json").read_text())["comparison"]
+    nd = next(d for d in cmp_["deltas"] if d["measure"] == "nDCG@5")
+    split = cmp_["attribution"]["measures"]["nDCG@5"]
+    assert split["base"] == pytest.approx(nd["base"], abs=1e-12) and split["head"] == pytest.approx(nd["head"], abs=1e-12)

@@ -225,7 +225,8 @@ def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome
 
 def _rule(cfg: Config) -> Rule:
     assert cfg.per_question is not None
-    return Rule(Measure("nDCG", cfg.k), cfg.per_question.measure, cfg.per_question.max_drop, cfg.min_grade)
+    return Rule(Measure("nDCG", cfg.k), cfg.per_question.measure, cfg.per_question.max_drop, cfg.min_grade,
+                cfg.options())
 
 
 def _on_base_rankings(base: Side, head: Side, out: Outcome) -> dict[str, list[str]]:

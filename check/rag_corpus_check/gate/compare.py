@@ -188,6 +188,7 @@ class Rule:
     measure: Measure
     max_drop: float
     min_grade: int
+    options: Options | None = None  # the measures' conventions (attribution); None: min_grade's defaults
 
 
 def compare(base: Side, head: Side, rule: Rule, base_rev: str, base_sha: str,
@@ -240,7 +241,7 @@ def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], ru
     out.relabelled_and_reranked = _relabelled_and_reranked(out.labels, common, base, head)
     if out.gold_changed and out.system_changed and common:
         out.attribution = attribution(common, base, head, list(head.evaluation.means),
-                                      Options(min_grade=rule.min_grade))
+                                      rule.options or Options(min_grade=rule.min_grade))
 
 
 def _relabelled_and_reranked(labels: list[dict], common: list[str], base: Side, head: Side) -> list[str]:
