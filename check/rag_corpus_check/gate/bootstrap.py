@@ -88,13 +88,19 @@ def intervals(columns: Sequence[Sequence[float]], seed: int = SEED,
     n = len(columns[0]) if columns else 0
     if n == 0:
         return [None for _ in columns]
-    count = resamples_for(n) if resamples is None else resamples
+    count = resamples or resamples_for(n)
+    return [_percentiles(m, count) for m in resampled_means(columns, count, seed)]
+
+
+def resampled_means(columns: Sequence[Sequence[float]], resamples: int, seed: int = SEED) -> list[list[float]]:
+    """Per column, the mean of each resampled question set (one set of draws for all)."""
+    n = len(columns[0])
     means: list[list[float]] = [[] for _ in columns]
     getters = [list(c).__getitem__ for c in columns]
-    for picked in draws(n, count, seed):
+    for picked in draws(n, resamples, seed):
         for out, get in zip(means, getters, strict=True):
             out.append(sum(map(get, picked)) / n)
-    return [_percentiles(m, count) for m in means]
+    return means
 
 
 def paired_intervals(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], seed: int = SEED,

@@ -37,13 +37,14 @@ from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, evalu
 from rag_corpus_check.metrics.measures import Measure, Options
 
 if TYPE_CHECKING:
-    from rag_corpus_check.gate.compare import Comparison, View
+    from rag_corpus_check.gate.compare import Comparison, Delta, View
 
 ASSUMPTION = ("every unjudged document in the top k of the measure (for a delta: of either ranking, judged by "
               "no gold set) judged relevant at the top grade (relevance.max_grade); k is the config's k for "
               "Rprec")
 TOLERANCE = 1e-12
 
+_EMPTY: list[str] = []
 Grades = dict[str, dict[str, int]]  # question -> document -> grade
 Rankings = dict[str, list[str]]  # question -> ranking
 
@@ -82,6 +83,13 @@ class DeltaBound:
     def delta(self) -> float | None:
         return None if self.base is None or self.head is None else self.head - self.base
 
+    def explains(self, delta: float | None, allowed: float) -> bool:
+        """``delta`` is a drop, new unjudged documents are in the head's top
+        k, and judged relevant the drop would be at most ``allowed``."""
+        bound = self.delta
+        return (self.new_unjudged > 0 and delta is not None and bound is not None and delta < -TOLERANCE
+                and bound >= -allowed - TOLERANCE)
+
     def to_json(self) -> dict:
         return {"base": self.base, "head": self.head, "delta": self.delta, "new_unjudged": self.new_unjudged}
 
@@ -106,17 +114,21 @@ def bound_values(gold: Grades, rankings: Rankings, measures: list[Measure], scal
     unjudged documents of the top k of ``rankings`` (and, for a delta, of
     the ``other`` side's rankings, unjudged by its gold sets too) judged relevant."""
     out: dict[str, dict[Measure, float | None]] = {q: {} for q in gold}
-    by_cut: dict[int, list[Measure]] = {}
-    for m in measures:
-        if m.name != "Judged":
-            by_cut.setdefault(cut(m, scale.k), []).append(m)
-    empty: list[str] = []
     labels, runs = other or ([], {})
-    for depth, group in by_cut.items():
-        judged = {q: judged_relevant(g, (rankings.get(q, empty), runs.get(q, empty)), depth, scale.grade,
+    for depth, group in _by_cut(measures, scale.k).items():
+        judged = {q: judged_relevant(g, (rankings.get(q, _EMPTY), runs.get(q, _EMPTY)), depth, scale.grade,
                                      [gs.get(q, {}) for gs in labels]) for q, g in gold.items()}
         for r in evaluate(judged, rankings, group, scale.options).queries:
             out[r.query_id].update(r.values)
+    return out
+
+
+def _by_cut(measures: list[Measure], k: int) -> dict[int, list[Measure]]:
+    """The measures with a bound (all but Judged), by how deep they look."""
+    out: dict[int, list[Measure]] = {}
+    for m in measures:
+        if m.name != "Judged":
+            out.setdefault(cut(m, k), []).append(m)
     return out
 
 
@@ -132,9 +144,12 @@ def head_debt(gold: Grades, rankings: Rankings, evaluation: Evaluation, scale: S
     measures = list(evaluation.means)
     counted = [q.query_id for q in evaluation.queries if q.status == OK]
     values = bound_values({q: gold[q] for q in counted}, rankings, measures, scale)
-    empty: list[str] = []
-    unjudged = sum(1 for q in counted for d in rankings.get(q, empty)[:scale.k] if d not in gold[q])
-    return Debt(_means(values, counted, measures), unjudged)
+    return Debt(_means(values, counted, measures), sum(_unjudged(gold[q], rankings.get(q, _EMPTY), scale.k)
+                                                        for q in counted))
+
+
+def _unjudged(grades: dict[str, int], ranking: list[str], depth: int) -> int:
+    return sum(1 for d in ranking[:depth] if d not in grades)
 
 
 @dataclass(frozen=True)
@@ -163,23 +178,21 @@ def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
     head = bound_values({q: sides.head_gold[q] for q in paired}, sides.head_run, measures, scale,
                         (sides.labels(), sides.base_run))
     base_means, head_means = _means(base, paired, measures), _means(head, paired, measures)
-    for d in v.deltas:
-        if d.measure.name != "Judged":
-            d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure),
-                                 new_unjudged(paired, sides, cut(d.measure, scale.k)))
+    for d in (d for d in v.deltas if d.measure.name != "Judged"):
+        d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure),
+                             new_unjudged(paired, sides, cut(d.measure, scale.k)))
 
 
 def new_unjudged(questions: list[str], sides: Sides, depth: int) -> int:
     """Documents in the head's top ``depth`` that were not in the base's and
     that no gold set judges, over ``questions``."""
-    empty: list[str] = []
-    count = 0
-    for q in questions:
-        before = set(sides.base_run.get(q, empty)[:depth])
-        known = [g.get(q, {}) for g in sides.labels()]
-        count += sum(1 for d in sides.head_run.get(q, empty)[:depth] if d not in before
-                     and not any(d in g for g in known))
-    return count
+    return sum(_new_unjudged(q, sides, depth) for q in questions)
+
+
+def _new_unjudged(q: str, sides: Sides, depth: int) -> int:
+    seen = set(sides.base_run.get(q, _EMPTY)[:depth])
+    known = [g.get(q, {}) for g in sides.labels()]
+    return sum(1 for d in sides.head_run.get(q, _EMPTY)[:depth] if d not in seen and not any(d in g for g in known))
 
 
 @dataclass(frozen=True)
@@ -202,12 +215,14 @@ def explained_drops(thresholds: list[Threshold], comparison: Comparison) -> list
     the head's new unjudged top-k documents relevant would bring within the
     threshold's max_drop (0 without one)."""
     allowed = {t.measure: t.max_drop or 0.0 for t in thresholds}
-    out = []
-    for v in comparison.views:
-        for d in v.deltas:
-            b = d.bound
-            if d.measure not in allowed or d.delta is None or b is None or b.delta is None:
-                continue
-            if d.delta < -TOLERANCE and b.new_unjudged and b.delta >= -allowed[d.measure] - TOLERANCE:
-                out.append(Explained(v.gold, d.measure, d.delta, b.delta, b.new_unjudged))
-    return out
+    found = (_explained(v.gold, d, allowed.get(d.measure)) for v in comparison.views for d in v.deltas)
+    return [e for e in found if e is not None]
+
+
+def _explained(gold: str, d: Delta, allowed: float | None) -> Explained | None:
+    """``d`` as an :class:`Explained` drop, or None (no threshold, no drop,
+    no new unjudged document, or a drop they could not explain)."""
+    b = d.bound
+    if allowed is None or b is None or not b.explains(d.delta, allowed):
+        return None
+    return Explained(gold, d.measure, d.delta, b.delta, b.new_unjudged)  # type: ignore[arg-type]  # explains(): set

@@ -35,7 +35,7 @@ from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.metrics.measures import Measure
 
 if TYPE_CHECKING:
-    from rag_corpus_check.gate.compare import Comparison, View
+    from rag_corpus_check.gate.compare import Comparison, Delta, View
 
 GOLD_WORDS = {"head": "the head's gold set", "base": "the base's gold set"}
 
@@ -110,17 +110,23 @@ def significance_gate(alpha: float, thresholds: list[Threshold], comparison: Com
 
 def _view(out: SignificanceResult, v: View, gated: list[Measure]) -> None:
     deltas = [d for d in v.deltas if d.measure in gated]
-    tested = [d for d in deltas if d.p_value is not None and d.delta is not None and d.conclusive]
-    out.untested += [f"`{d.measure}` judged by {GOLD_WORDS[v.gold]} was not tested: {d.paired_questions} paired "
-                     "questions (at least 10 are needed)" for d in deltas if d not in tested]
-    adjusted = holm([d.p_value for d in tested])  # type: ignore[misc]  # not None: filtered above
-    for d, adj in zip(tested, adjusted, strict=True):
-        assert d.p_value is not None and d.delta is not None
-        failed = d.delta < 0 and adj <= out.alpha
-        out.tested.append(Tested(v.gold, d.measure, d.delta, d.p_value, adj, d.paired_questions, failed))
+    tested = [d for d in deltas if _testable(d)]
+    out.untested += [_untested(d, v.gold) for d in deltas if d not in tested]
+    p_values = [float(d.p_value or 0) for d in tested]  # not None: testable
+    for d, p, adj in zip(tested, p_values, holm(p_values), strict=True):
+        delta = float(d.delta or 0)
+        out.tested.append(Tested(v.gold, d.measure, delta, p, adj, d.paired_questions, delta < 0 and adj <= out.alpha))
     if tested:
-        floor = len(tested) / (min(d.permutations for d in tested) + 1)
-        out.floor = floor if out.floor is None else max(out.floor, floor)
+        out.floor = max(out.floor or 0.0, len(tested) / (min(d.permutations for d in tested) + 1))
+
+
+def _testable(d: Delta) -> bool:
+    return d.p_value is not None and d.delta is not None and d.conclusive
+
+
+def _untested(d: Delta, gold: str) -> str:
+    return (f"`{d.measure}` judged by {GOLD_WORDS[gold]} was not tested: {d.paired_questions} paired questions "
+            "(at least 10 are needed)")
 
 
 def alpha_changes(base: float | None, head: float | None) -> tuple[list[str], list[str]]:

@@ -17,8 +17,7 @@ from rag_corpus_check.gate.compare import (
 )
 from rag_corpus_check.gate.rules import Rules
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.report.markdown import Summary, cell, fmt
-from rag_corpus_check.report.uncertainty import (
+from rag_corpus_check.report.confidence import (
     add_explained,
     add_significance,
     delta_cells,
@@ -28,6 +27,7 @@ from rag_corpus_check.report.uncertainty import (
     explained_line,
     pool_for,
 )
+from rag_corpus_check.report.markdown import Summary, cell, fmt
 
 SIGNIFICANCE = (
     "two-sided paired randomization (sign-flip) test over questions, 10,000 permutations (fewer past "

@@ -24,12 +24,12 @@ from rag_corpus_check.report.changes import (
     signed,
     view_title,
 )
+from rag_corpus_check.report.confidence import console_delta, console_interval, console_lines
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import run_source_line, vectors_line
 from rag_corpus_check.report.summary import gold_set_note, worst
-from rag_corpus_check.report.uncertainty import console_delta, console_interval, console_lines
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
         PARTIAL: "SHARD MEASURED (merge the shards for the verdict)"}

@@ -18,11 +18,11 @@ from rag_corpus_check.pipeline.outcome import (
     gate_reasons,
 )
 from rag_corpus_check.report.changes import add_sections as add_change_sections
+from rag_corpus_check.report.confidence import mean_rows, means_note
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
-from rag_corpus_check.report.uncertainty import mean_rows, means_note
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
 TITLE = {

@@ -8,7 +8,7 @@ from rag_corpus_check.gate import bootstrap
 from rag_corpus_check.gate.bootstrap import Interval
 from rag_corpus_check.gate.compare import Delta
 from rag_corpus_check.gate.label_debt import ASSUMPTION, Explained, explained_drops
-from rag_corpus_check.gate.significance import GOLD_WORDS
+from rag_corpus_check.gate.significance import GOLD_WORDS, Tested
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, fmt
@@ -26,12 +26,10 @@ def interval(i: Interval | None, sign: str = "") -> str:
 def mean_rows(out: Outcome, keys: list[Measure]) -> list[list[str]]:
     """The summary's means table: the means, their intervals, their bounds."""
     assert out.evaluation is not None
-    rows = [["mean", *(fmt(out.evaluation.means[k]) for k in keys)]]
-    if out.intervals:
-        rows.append([CI, *(interval(out.intervals.get(k)) for k in keys)])
-    if out.debt is not None:
-        rows.append([IF_RELEVANT, *(fmt(out.debt.means.get(k)) for k in keys)])
-    return rows
+    means, debt = out.evaluation.means, out.debt.means if out.debt is not None else None
+    rows = [["mean", *(fmt(means[k]) for k in keys)]]
+    rows += [[CI, *(interval(out.intervals.get(k)) for k in keys)]] if out.intervals else []
+    return rows + ([[IF_RELEVANT, *(fmt(debt.get(k)) for k in keys)]] if debt is not None else [])
 
 
 def means_note(out: Outcome) -> str | None:
@@ -62,11 +60,11 @@ def explained(out: Outcome, every: bool = False) -> list[Explained]:
     """The gated drops that new unjudged top-k documents could explain: in
     every gold set compared, or (to show) each measure once, in the first."""
     cmp_ = out.base.comparison if out.base is not None else None
-    if cmp_ is None or out.config is None:
-        return []
-    found = explained_drops(out.config.thresholds, cmp_)
-    if every:
-        return found
+    found = explained_drops(out.config.thresholds, cmp_) if cmp_ is not None and out.config is not None else []
+    return found if every else _first_per_measure(found)
+
+
+def _first_per_measure(found: list[Explained]) -> list[Explained]:
     first: dict[Measure, Explained] = {}
     for e in found:
         first.setdefault(e.measure, e)
@@ -100,22 +98,27 @@ def add_significance(s: Summary, out: Outcome) -> None:
            f"the {m} measures with a threshold, per gold set): a measure fails when it dropped and its adjusted "
            "p-value is at most alpha. Questions whose value did not change do not move the p-value.")
     if sig.tested:
-        s.table(["gold set", "measure", "Δ", "p", "Holm-adjusted p", "result"],
-                [[t.gold, f"`{t.measure}`", f"{t.delta:+.4f}", f"{t.p_value:.4f}", f"{t.adjusted:.4f}",
-                  "❌ significant drop" if t.failed else "✅"] for t in sig.tested])
+        s.table(["gold set", "measure", "Δ", "p", "Holm-adjusted p", "result"], [_tested_row(t) for t in sig.tested])
     for note in sig.notes():
         s.para(f"> [!NOTE]\n> {note}")
 
 
+def _tested_row(t: Tested) -> list[str]:
+    return [t.gold, f"`{t.measure}`", f"{t.delta:+.4f}", f"{t.p_value:.4f}", f"{t.adjusted:.4f}",
+            "❌ significant drop" if t.failed else "✅"]
+
+
 def results_json(out: Outcome) -> dict:
     """The results file's `confidence`, `label_debt` and `significance`."""
-    return {
-        "confidence": {"method": bootstrap.METHOD, "level": bootstrap.LEVEL, "seed": bootstrap.SEED,
-                       "means": {str(m): i.to_json() if i else None for m, i in out.intervals.items()}}
-        if out.intervals else None,
-        "label_debt": out.debt.to_json() if out.debt else None,
-        "significance": out.significance.to_json() if out.significance else None,
-    }
+    return {"confidence": _confidence_json(out), "label_debt": out.debt.to_json() if out.debt else None,
+            "significance": out.significance.to_json() if out.significance else None}
+
+
+def _confidence_json(out: Outcome) -> dict | None:
+    if not out.intervals:
+        return None
+    return {"method": bootstrap.METHOD, "level": bootstrap.LEVEL, "seed": bootstrap.SEED,
+            "means": {str(m): i.to_json() if i else None for m, i in out.intervals.items()}}
 
 
 def console_interval(out: Outcome, m: Measure) -> list[str]:
@@ -139,12 +142,20 @@ def console_delta(d: Delta, gated: set[Measure]) -> str:
 
 
 def console_lines(out: Outcome, command: str | None) -> list[str]:
+    """The terminal's lines for drops that could be label debt and for the paired test's gate."""
+    return _explained_lines(out, command) + _significance_lines(out)
+
+
+def _explained_lines(out: Outcome, command: str | None) -> list[str]:
     lines = []
     for e in explained(out):
         lines += [f"  {explained_line(e)}:"] + ([f"    {pool_for(out, e, command)}"] if command else [])
-    sig = out.significance
-    if sig is not None:
-        lines.append(f"  paired test gate (significance.alpha {sig.alpha:g}, Holm): "
-                     f"{'ok' if sig.passed else 'FAIL'}, {len(sig.tested)} tested")
-        lines += [f"    - {note}" for note in sig.notes()]
     return lines
+
+
+def _significance_lines(out: Outcome) -> list[str]:
+    sig = out.significance
+    if sig is None:
+        return []
+    return [f"  paired test gate (significance.alpha {sig.alpha:g}, Holm): {'ok' if sig.passed else 'FAIL'}, "
+            f"{len(sig.tested)} tested"] + [f"    - {note}" for note in sig.notes()]
