@@ -182,4 +182,6 @@ def test_the_means_carry_their_bound_and_the_unjudged_count(kb, tmp_path, capsys
     for m, bound in debt["means"].items():
         assert bound >= res["metrics"][m] - 1e-12 or m.startswith(("nDCG", "AP", "Rprec"))
     assert "Judged@5" not in debt["means"]
-    assert "| if every unjudged top-k document were relevant |" in summary
+    assert "| if every unjudged top-k document were relevant |" in summary and "| 95% interval | [" in summary
+    assert set(res["confidence"]["means"]) == set(res["metrics"])
+    assert "95% CI [" in console  # under each threshold line
