@@ -185,3 +185,19 @@ def test_the_means_carry_their_bound_and_the_unjudged_count(kb, tmp_path, capsys
     assert "| if every unjudged top-k document were relevant |" in summary and "| 95% interval | [" in summary
     assert set(res["confidence"]["means"]) == set(res["metrics"])
     assert "95% CI [" in console  # under each threshold line
+
+
+def test_the_results_pass_the_comments_stdlib_schema_check(kb, tmp_path, capsys):
+    """The PR comment validates results.json without jsonschema (the quick
+    check must decide it: an unsure verdict refuses the artifact)."""
+    from rag_corpus_check.core.schemas import load_schema, quick_verdict
+
+    _config(kb, "significance: {alpha: 0.05}\n")
+    init(kb)
+    base = commit(kb, "base")
+    _new_documents_on_top(kb)
+    commit(kb, "new documents ranked first")
+    code, console, res, summary = _check(tmp_path, capsys, "--base", base)
+    schema = load_schema("results")
+    assert res["significance"] is not None and res["comparison"]["label_debt_drops"]
+    assert quick_verdict(schema, res, schema) is True
