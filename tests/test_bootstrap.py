@@ -49,13 +49,25 @@ def test_the_interval_equals_numpys_and_the_pinned_value():
     assert abs(got.low - PINNED[0]) < 1e-12 and abs(got.high - PINNED[1]) < 1e-12
 
 
-def test_a_paired_interval_is_the_interval_of_the_differences_numpy_agrees():
+def _numpy_paired(base: list[float], head: list[float], resamples: int) -> tuple[float, float]:
+    """The paired interval with numpy: the same draws index both sides; head mean − base mean."""
+    n = len(base)
+    u = np.random.RandomState([B.SEED]).random_sample(n * resamples).reshape(resamples, n)
+    picked = (u * n).astype(np.int64)
+    diffs = np.asarray(head)[picked].mean(axis=1) - np.asarray(base)[picked].mean(axis=1)
+    tail = (1 - B.LEVEL) / 2
+    return float(np.percentile(diffs, 100 * tail)), float(np.percentile(diffs, 100 * (1 - tail)))
+
+
+def test_a_paired_interval_resamples_the_questions_in_pairs_numpy_agrees():
     base = VALUES
     head = [min(1.0, v + (0.1 if i % 3 else -0.2)) for i, v in enumerate(VALUES)]
-    got = B.paired_intervals([base], [head])[0]
-    assert got is not None
-    want = _numpy_interval([h - b for b, h in zip(base, head, strict=True)], B.RESAMPLES)
-    assert abs(got.low - want[0]) < 1e-12 and abs(got.high - want[1]) < 1e-12
+    got = B.paired([base], [head])[0]
+    want = _numpy_paired(base, head, B.RESAMPLES)
+    assert abs(got.delta.low - want[0]) < 1e-12 and abs(got.delta.high - want[1]) < 1e-12
+    # The base's and the head's means get the intervals they get alone (the same draws).
+    assert got.base == _one(base) and got.head == _one(head)
+    assert B.paired_intervals([base], [head]) == [got.delta]
 
 
 def test_the_same_seed_gives_the_same_interval_in_another_process():

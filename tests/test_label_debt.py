@@ -201,3 +201,7 @@ def test_the_results_pass_the_comments_stdlib_schema_check(kb, tmp_path, capsys)
     schema = load_schema("results")
     assert res["significance"] is not None and res["comparison"]["label_debt_drops"]
     assert quick_verdict(schema, res, schema) is True
+    nd = _delta(res, "head", "nDCG@5")
+    assert nd["base_interval"]["low"] <= nd["base"] <= nd["base_interval"]["high"]
+    assert nd["head_interval"]["low"] <= nd["head"] <= nd["head_interval"]["high"]
+    assert nd["interval"]["low"] <= nd["delta"] <= nd["interval"]["high"]

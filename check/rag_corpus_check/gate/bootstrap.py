@@ -5,7 +5,9 @@ times (as many draws as there are questions), take the mean of each draw,
 and report the 2.5th and 97.5th percentiles of those means (a 95 %
 interval). For a base → head delta the questions are drawn in pairs: one
 draw picks a question's base and head value together, and the interval is
-the percentiles of the mean paired difference.
+the percentiles of the resampled head mean minus base mean (the mean paired
+difference), the base's and the head's mean getting their own intervals
+from the same draws.
 
 Reproducible everywhere: every interval starts a ``random.Random(SEED)``
 (Mersenne Twister, the same sequence on every platform and Python version),
@@ -27,6 +29,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
+from operator import sub
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -103,23 +106,47 @@ def resampled_means(columns: Sequence[Sequence[float]], resamples: int, seed: in
     return means
 
 
+@dataclass(frozen=True)
+class Paired:
+    """One measure's intervals over paired questions: of the base's mean, of
+    the head's, and of the mean paired difference head − base (from the
+    same resampled question sets, so each delta is a head mean minus a base mean)."""
+
+    base: Interval
+    head: Interval
+    delta: Interval
+
+
+def paired(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], seed: int = SEED,
+           resamples: int | None = None) -> list[Paired]:
+    """Per measure (column i of ``base`` and of ``head``: the same questions
+    in the same order), the :class:`Paired` intervals, the questions drawn
+    in pairs. Empty without a question."""
+    n = len(base[0]) if base else 0
+    if n == 0:
+        return []
+    count = resamples or resamples_for(n)
+    means = resampled_means([*base, *head], count, seed)
+    out = []
+    for b, h in zip(means[:len(base)], means[len(base):], strict=True):
+        delta = _percentiles(list(map(sub, h, b)), count)  # before b and h are sorted
+        out.append(Paired(_percentiles(b, count), _percentiles(h, count), delta))
+    return out
+
+
 def paired_intervals(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], seed: int = SEED,
                      resamples: int | None = None) -> list[Interval | None]:
-    """The interval of the mean paired difference head − base of each
-    measure (column i of ``base`` and of ``head``: the same questions in the
-    same order), the questions drawn in pairs."""
-    diffs = [[h - b for b, h in zip(bc, hc, strict=True)] for bc, hc in zip(base, head, strict=True)]
-    return intervals(diffs, seed, resamples)
+    """The interval of the mean paired difference head − base of each measure."""
+    return [p.delta for p in paired(base, head, seed, resamples)] or [None for _ in base]
 
 
 def add_intervals(deltas: list[Delta], base: list[QueryResult], head: list[QueryResult]) -> None:
-    """Give each delta whose values are all defined (it has a p-value) the
-    interval of its mean paired difference over the paired questions
-    ``base[i]``, ``head[i]``."""
+    """Give each delta whose values are all defined (it has a p-value) its
+    :class:`Paired` intervals over the paired questions ``base[i]``, ``head[i]``."""
     tested = [d for d in deltas if d.p_value is not None]
-    found = paired_intervals([_column(base, d.measure) for d in tested], [_column(head, d.measure) for d in tested])
-    for d, interval in zip(tested, found, strict=True):
-        d.interval = interval
+    found = paired([_column(base, d.measure) for d in tested], [_column(head, d.measure) for d in tested])
+    for d, intervals_of in zip(tested, found, strict=True):
+        d.interval, d.means_intervals = intervals_of.delta, (intervals_of.base, intervals_of.head)
 
 
 def mean_intervals(evaluation: Evaluation) -> dict[Measure, Interval | None]:

@@ -101,6 +101,7 @@ class Delta:
     paired_questions: int
     permutations: int
     interval: Interval | None = None  # bootstrap interval of the delta (questions resampled in pairs)
+    means_intervals: tuple[Interval, Interval] | None = None  # of the base's and the head's mean, the same draws
     bound: DeltaBound | None = None  # the means if every unjudged top-k document were relevant (label_debt)
 
     @property

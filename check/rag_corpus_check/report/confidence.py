@@ -52,7 +52,9 @@ def delta_cells(d: Delta) -> list[str]:
 
 
 def delta_json(d: Delta) -> dict:
+    base, head = d.means_intervals or (None, None)
     return {"interval": d.interval.to_json() if d.interval else None,
+            "base_interval": base.to_json() if base else None, "head_interval": head.to_json() if head else None,
             "if_unjudged_relevant": d.bound.to_json() if d.bound else None}
 
 
