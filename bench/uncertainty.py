@@ -6,12 +6,13 @@ evaluation they describe.
 For each size, deterministic generated questions (8 labels each, grades
 0-2, one relevant document at least, rankings of 10 from 5,000 documents)
 are evaluated at P@5, R@5, nDCG@5 and Judged@5; then, in alternating rounds
-(A B C A B C ...), the evaluation, the bootstrap intervals of its 4 means
-(gate.bootstrap.mean_intervals) and the bounds if every unjudged top-k
+(A B C D A B C D ...), the evaluation, the bootstrap intervals of its 4 means
+(gate.bootstrap.mean_intervals), the paired intervals of 4 deltas (base,
+head and delta of each: gate.bootstrap.paired) and the bounds if every unjudged top-k
 document were relevant (gate.label_debt.head_debt) are timed in CPU seconds.
 Prints, per size, the median and range of each, the resamples used, and
 the ratio of each to the evaluation. A base comparison adds, per gold set
-compared, one more set of intervals (the deltas') and two sets of bounds.
+compared, one set of paired intervals and two sets of bounds.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "check"))
 
-from rag_corpus_check.gate.bootstrap import mean_intervals
+from rag_corpus_check.gate.bootstrap import mean_intervals, paired
 from rag_corpus_check.gate.label_debt import Scale, head_debt
 from rag_corpus_check.metrics.evaluate import evaluate
 from rag_corpus_check.metrics.measures import Measure, Options
@@ -58,8 +59,11 @@ def main() -> None:
 def one_size(n: int, repeat: int) -> str:
     gold, runs = data(n)
     ev = evaluate(gold, runs, MEASURES)
+    ok = [q for q in ev.queries if q.status == "ok"]
+    cols = [[float(q.values[m] or 0) for q in ok] for m in MEASURES]
+    shifted = [[min(1.0, v + 0.01) for v in c] for c in cols]
     jobs = {"evaluate": lambda: evaluate(gold, runs, MEASURES), "intervals": lambda: mean_intervals(ev),
-            "bounds": lambda: head_debt(gold, runs, ev, Scale(Options(), 5, 2))}
+            "paired": lambda: paired(cols, shifted), "bounds": lambda: head_debt(gold, runs, ev, Scale(Options(), 5, 2))}
     times: dict[str, list[float]] = {k: [] for k in jobs}
     for _ in range(repeat):
         for name, job in jobs.items():
