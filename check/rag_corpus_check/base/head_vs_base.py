@@ -13,8 +13,9 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate import rules as R
 from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
+from rag_corpus_check.gate.label_debt import Sides
 from rag_corpus_check.inputs import Inputs, Run, read_gold_set
-from rag_corpus_check.metrics.evaluate import Evaluation, evaluate
+from rag_corpus_check.metrics.evaluate import evaluate
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
 from rag_corpus_check.pipeline.context import Context
@@ -28,6 +29,7 @@ from rag_corpus_check.pipeline.stages import (
     input_sources,
     measure,
 )
+from rag_corpus_check.pipeline.uncertainty import bound_views
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 
 
@@ -214,8 +216,10 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     level = R.level_change(base_out.level, out.level)
     if level is not None and out.rules is not None:
         R.add_loosened(out.rules, level)
+    on_base = _on_base_rankings(base_side, head_side, out)
     comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha,
-                         _on_base_gold(base_side, head_side, out, measures, options))
+                         evaluate(base_side.gold, on_base, measures, options))
+    bound_views(cfg, comparison, Sides(base_side.gold, base_side.run, head_side.gold, head_side.run), on_base)
     out.base.comparison, out.base.rankings = comparison, base_side.run
     _change_warnings(cfg, out)
     _vector_trust(cfg, base_cfg, out, base_out)
@@ -240,18 +244,18 @@ def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome
 
 def _rule(cfg: Config) -> Rule:
     assert cfg.per_question is not None
-    return Rule(Measure("nDCG", cfg.k), cfg.per_question.measure, cfg.per_question.max_drop, cfg.min_grade)
+    return Rule(Measure("nDCG", cfg.k), cfg.per_question.measure, cfg.per_question.max_drop, cfg.min_grade,
+                cfg.options())
 
 
-def _on_base_gold(base: Side, head: Side, out: Outcome, measures: list[Measure], options: MeasureOptions) -> Evaluation:
-    """The head's rankings of the base's questions, judged by the base's
+def _on_base_rankings(base: Side, head: Side, out: Outcome) -> dict[str, list[str]]:
+    """The head's rankings of the base's questions, to be judged by the base's
     labels: as the base wrote them with the built-in retriever (BM25 ranks
     the base's text, dense the base's vector of it; a question reworded or
     removed in the head is ranked as the base wrote it), else by id (a
     question the head's run lacks has an empty ranking)."""
     by_text = out.base_gold_rankings or {}
-    rankings = {q: by_text[q] if q in by_text else head.run.get(q, []) for q in base.gold}
-    return evaluate(base.gold, rankings, measures, options)
+    return {q: by_text[q] if q in by_text else head.run.get(q, []) for q in base.gold}
 
 
 def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: MeasureOptions) -> Side:

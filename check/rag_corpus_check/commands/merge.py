@@ -11,6 +11,7 @@ from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.schemas import validator
 from rag_corpus_check.core.text import natural_key, safe_text
+from rag_corpus_check.gate.bootstrap import mean_intervals
 from rag_corpus_check.gate.rules import NO_BASE, head_rules
 from rag_corpus_check.gate.thresholds import apply_thresholds
 from rag_corpus_check.metrics.evaluate import QueryResult, by_type_rows, summarize
@@ -143,6 +144,7 @@ def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> N
                          "label at least one relevant document", file=safe_text(config_path, 200))
         return
     out.evaluation = evaluation
+    out.intervals = mean_intervals(evaluation)  # from the merged questions: as one check would give them
     out.irrelevant_by_type = by_type_rows(*shards.by_type)
     out.thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
 

@@ -80,6 +80,8 @@ class Config:
     gain: str = "linear"
     short_list: str = "pad"
     ignore_identical_ids: bool = False  # BEIR: a question's own id is dropped from its ranking
+    judged_only: bool = False  # metrics.judged_only: unjudged documents leave the ranking first (trec_eval -J)
+    significance: float | None = None  # significance.alpha: the paired test's gate (None: off)
     snapshot: str | None = None
     gold_format: str = "auto"
     run_format: str = "auto"
@@ -154,7 +156,8 @@ class Config:
 
     def options(self) -> Options:
         """The conventions the measures are computed under."""
-        return Options(min_grade=self.min_grade, gain=self.gain, short_list=self.short_list)
+        return Options(min_grade=self.min_grade, gain=self.gain, short_list=self.short_list,
+                       judged_only=self.judged_only)
 
 
 def load_config(
@@ -204,6 +207,7 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         grade_map={int(k): v for k, v in (rel.get("map") or {}).items()},
         gain=met.get("gain", "linear"), short_list=met.get("short_list", "pad"),
         ignore_identical_ids=met.get("ignore_identical_ids", False), snapshot=doc.get("snapshot"),
+        judged_only=met.get("judged_only", False), significance=_section(doc, "significance").get("alpha"),
         run_format=fmt.get("run", "auto"), run_order=fmt.get("run_order", "descending"),
         inactive_labels=val.get("inactive_labels", "warning"), missing_queries=val.get("missing_queries", "warning"),
         extra_queries=val.get("extra_queries", "warning"), worst=rep.get("worst", 5),

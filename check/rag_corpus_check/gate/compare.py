@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.core.text import natural_key
+from rag_corpus_check.gate.bootstrap import Interval, add_intervals
 from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, evaluate, means
 from rag_corpus_check.metrics.measures import Measure, Options
+
+if TYPE_CHECKING:
+    from rag_corpus_check.gate.label_debt import DeltaBound
 
 # Means are sums of fractions; 0.7 can come out as 0.69999999999999996. A mean
 # within this distance below a limit is treated as equal to it (thresholds
@@ -95,6 +100,9 @@ class Delta:
     p_value: float | None
     paired_questions: int
     permutations: int
+    interval: Interval | None = None  # bootstrap interval of the delta (questions resampled in pairs)
+    means_intervals: tuple[Interval, Interval] | None = None  # of the base's and the head's mean, the same draws
+    bound: DeltaBound | None = None  # the means if every unjudged top-k document were relevant (label_debt)
 
     @property
     def delta(self) -> float | None:
@@ -181,6 +189,7 @@ class Rule:
     measure: Measure
     max_drop: float
     min_grade: int
+    options: Options | None = None  # the measures' conventions (attribution); None: min_grade's defaults
 
 
 def compare(base: Side, head: Side, rule: Rule, base_rev: str, base_sha: str,
@@ -220,7 +229,9 @@ def _deltas(pairs: list[tuple[QueryResult, QueryResult]]) -> list[Delta]:
     if not pairs:
         return []
     bl, hl = [b for b, _ in pairs], [h for _, h in pairs]
-    return [_delta(m, bl, hl) for m in hl[0].values if m in bl[0].values]
+    deltas = [_delta(m, bl, hl) for m in hl[0].values if m in bl[0].values]
+    add_intervals(deltas, bl, hl)
+    return deltas
 
 
 def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], rule: Rule) -> None:
@@ -231,7 +242,7 @@ def _what_changed(out: Comparison, base: Side, head: Side, common: list[str], ru
     out.relabelled_and_reranked = _relabelled_and_reranked(out.labels, common, base, head)
     if out.gold_changed and out.system_changed and common:
         out.attribution = attribution(common, base, head, list(head.evaluation.means),
-                                      Options(min_grade=rule.min_grade))
+                                      rule.options or Options(min_grade=rule.min_grade))
 
 
 def _relabelled_and_reranked(labels: list[dict], common: list[str], base: Side, head: Side) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, Threshold
+from rag_corpus_check.gate.significance import alpha_changes, stricter_alpha
 
 BASE = "base"
 FIRST_INTRODUCTION = "head-first-introduction"
@@ -25,7 +26,8 @@ OVERRIDE = "head-override"
 NO_BASE = "head-no-base"
 SOURCES = (BASE, FIRST_INTRODUCTION, OVERRIDE, NO_BASE)
 
-CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map", "run_order", "ignore_identical_ids")
+CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map", "run_order", "ignore_identical_ids",
+               "judged_only")
 VALIDATION = ("inactive_labels", "missing_queries", "extra_queries")
 
 
@@ -170,6 +172,8 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
         _loose(message, changes, loosened)
     _threshold_changes(base, head, changes, loosened)
     _per_question_changes(base, head, changes, loosened)
+    for found, into in zip(alpha_changes(base.significance, head.significance), (changes, loosened), strict=True):
+        into += found
     _validation_changes(base, head, changes, loosened)
     changes += _limit_changes(base, head)
     reason = head.rule_change_reason
@@ -263,6 +267,7 @@ def enforce(rules: Rules, base: Config, head: Config) -> None:
         setattr(head, name, getattr(base, name))
     head.thresholds = merge_thresholds(base.thresholds, head.thresholds)
     head.per_question = _stricter(base.per_question, head.per_question)
+    head.significance = stricter_alpha(base.significance, head.significance)
     for name in VALIDATION:
         if "error" in (getattr(base, name), getattr(head, name)):
             setattr(head, name, "error")

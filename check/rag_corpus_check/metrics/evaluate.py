@@ -11,7 +11,14 @@ from itertools import compress, repeat
 from operator import attrgetter, eq, gt
 
 from rag_corpus_check.core.text import natural_key
-from rag_corpus_check.metrics.measures import DEFAULT, Measure, Options, check_measure, judge
+from rag_corpus_check.metrics.measures import (
+    DEFAULT,
+    Judged,
+    Measure,
+    Options,
+    check_measure,
+    judge,
+)
 
 OK = "ok"
 NO_RELEVANT = "no_relevant"
@@ -47,10 +54,21 @@ def evaluate(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]],
     results = []
     for qid in sorted(gold, key=natural_key):
         grades = gold[qid]
-        q = judge(rankings.get(qid, empty), grades, depth, options.min_grade)
-        values = {m: m.value(q, options) for m in measures}
+        q, kept = _judged(rankings.get(qid, empty), grades, depth, options)
+        values = {m: m.value(q if m.name == "Judged" else kept, options) for m in measures}
         results.append(QueryResult(qid, OK if q.relevant else NO_RELEVANT, qid in rankings, q.relevant, values))
     return summarize(results, measures)
+
+
+def _judged(ranking: list[str], grades: dict[str, int], depth: int, options: Options) -> tuple[Judged, Judged]:
+    """The question as ranked, and as the measures read it: with
+    ``judged_only`` (trec_eval -J, ir_measures' judged_only) the ranking
+    without its unjudged documents. Judged@k always reads the ranking as
+    ranked: it measures the labels' coverage of it."""
+    q = judge(ranking, grades, depth, options.min_grade)
+    if not options.judged_only:
+        return q, q
+    return q, judge([d for d in ranking if d in grades], grades, depth, options.min_grade)
 
 
 def summarize(results: list[QueryResult], measures: list[Measure]) -> Evaluation:

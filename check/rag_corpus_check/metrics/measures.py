@@ -28,6 +28,7 @@ class Options:
     min_grade: int = 1  # relevant: grade >= min_grade
     gain: str = "linear"  # nDCG gain: "linear" (grade) or "exponential" (2^grade - 1)
     short_list: str = "pad"  # P@k of a short ranking: "pad" (divide by k) or "actual"
+    judged_only: bool = False  # trec_eval -J: unjudged documents leave the ranking first (Judged@k excepted)
 
 
 DEFAULT = Options()

@@ -14,11 +14,15 @@ from rag_corpus_check.pipeline.context import Context
 
 if TYPE_CHECKING:
     from rag_corpus_check.config.load import Config
+    from rag_corpus_check.gate.bootstrap import Interval
     from rag_corpus_check.gate.compare import Comparison
+    from rag_corpus_check.gate.label_debt import Debt
     from rag_corpus_check.gate.rules import Rules
+    from rag_corpus_check.gate.significance import SignificanceResult
     from rag_corpus_check.gate.thresholds import PerQuestionResult, ThresholdResult
     from rag_corpus_check.inputs import CorpusView, Gold, Run
     from rag_corpus_check.metrics.evaluate import Evaluation
+    from rag_corpus_check.metrics.measures import Measure
     from rag_corpus_check.retrieval.dense import VectorTrust
     from rag_corpus_check.retrieval.external import CommandResult
 
@@ -66,6 +70,9 @@ class Outcome:
     formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
     thresholds: list[ThresholdResult] = field(default_factory=list)
     per_question: PerQuestionResult | None = None  # with a base compared
+    intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
+    debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
+    significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
     vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
@@ -121,7 +128,7 @@ def gate_reasons(out: Outcome) -> list[str]:
     the thresholds and the per-question rule not met (what a reader needs
     first, in the console, the annotations and the summary)."""
     return (_refused(out) + _loosened(out) + [_below(t) for t in out.thresholds if not t.passed]
-            + _per_question(out) + _vectors(out))
+            + _per_question(out) + (out.significance.reasons() if out.significance else []) + _vectors(out))
 
 
 def _refused(out: Outcome) -> list[str]:

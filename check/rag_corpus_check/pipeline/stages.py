@@ -29,6 +29,7 @@ from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.pipeline.rankings import BaseQuestions, Retriever
+from rag_corpus_check.pipeline.uncertainty import add_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
 
@@ -306,6 +307,7 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
     the paired means of each gold set, and the per-question rule."""
     if out.evaluation is None:
         return
+    add_uncertainty(cfg, out, comparison)
     if comparison is None:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
         return

@@ -17,6 +17,16 @@ from rag_corpus_check.gate.compare import (
 )
 from rag_corpus_check.gate.rules import Rules
 from rag_corpus_check.pipeline.outcome import Outcome
+from rag_corpus_check.report.confidence import (
+    add_explained,
+    add_significance,
+    delta_cells,
+    delta_header,
+    delta_json,
+    explained,
+    explained_line,
+    pool_for,
+)
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 
 SIGNIFICANCE = (
@@ -52,6 +62,8 @@ def add_sections(s: Summary, out: Outcome) -> None:
     cmp_ = out.base.comparison
     if cmp_ is not None:
         _deltas(s, cmp_)
+        add_explained(s, out, pool_command(out))
+        add_significance(s, out)
         _per_question(s, out)
         _questions(s, cmp_)
         _new_chunks(s, cmp_)
@@ -85,8 +97,8 @@ def _deltas(s: Summary, cmp_: Comparison) -> None:
     for v in cmp_.views:
         s.para(f"**{view_title(v)}** (the same questions on both sides; `max_drop` compares these means).")
         s.table(
-            ["measure", "base", "head", "Δ", "p (paired randomization)"],
-            [[f"`{d.measure}`", fmt(d.base), fmt(d.head), signed(d.delta), _p(d)] for d in v.deltas],
+            ["measure", "base", "head", "Δ", *delta_header(), "p (paired randomization)"],
+            [[f"`{d.measure}`", fmt(d.base), fmt(d.head), signed(d.delta), *delta_cells(d), _p(d)] for d in v.deltas],
         )
     if cmp_.paired < MIN_QUESTIONS:
         s.para(f"Only {cmp_.paired} questions are in both revisions: too few to conclude that a change is real.")
@@ -217,7 +229,8 @@ def pool_command(out: Outcome) -> str:
 
 def _delta_json(d: Delta) -> dict:
     return {"measure": str(d.measure), "base": d.base, "head": d.head, "delta": d.delta, "p_value": d.p_value,
-            "paired_questions": d.paired_questions, "permutations": d.permutations, "conclusive": d.conclusive}
+            "paired_questions": d.paired_questions, "permutations": d.permutations, "conclusive": d.conclusive,
+            **delta_json(d)}
 
 
 def _question_json(q: QuestionChange) -> dict:
@@ -263,5 +276,8 @@ def comparison_json(out: Outcome) -> dict | None:
             "views": [_view_json(v) for v in cmp_.views], "new_chunks": cmp_.new_chunks,
             "relabelled_and_reranked": cmp_.relabelled_and_reranked,
             "significance": SIGNIFICANCE,
+            "label_debt_drops": [{"gold": e.gold, "measure": str(e.measure), "delta": e.delta, "if_unjudged_relevant":
+                                  e.bound, "new_unjudged": e.new_unjudged, "message": explained_line(e),
+                                  "command": pool_for(out, e, pool_command(out))} for e in explained(out, every=True)],
         })
     return data

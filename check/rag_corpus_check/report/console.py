@@ -24,6 +24,7 @@ from rag_corpus_check.report.changes import (
     signed,
     view_title,
 )
+from rag_corpus_check.report.confidence import console_delta, console_interval, console_lines
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.rule_lines import rules_line
@@ -94,9 +95,12 @@ def _comparison(out: Outcome) -> list[str]:
     if cmp_ is None:
         return notes
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
+    gated = {t.measure for t in out.thresholds}
     for v in cmp_.views:
         lines.append(f"   {view_title(v).lower()}:")
-        lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})" for d in v.deltas]
+        lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})"
+                  + console_delta(d, gated) for d in v.deltas]
+    lines += console_lines(out, pool_command(out))
     return lines + notes + _drop_lines(dropped(cmp_)) + _pool_lines(out, cmp_.unjudged_new_docs)
 
 
@@ -117,7 +121,9 @@ def _drop_lines(drops: list) -> list[str]:
 
 def _thresholds(out: Outcome) -> list[str]:
     lines = ["  thresholds:"] if out.thresholds else []
-    return lines + [_threshold_line(t) for t in out.thresholds] + _per_question_line(out)
+    for t in out.thresholds:
+        lines += [_threshold_line(t), *console_interval(out, t.measure)]
+    return lines + _per_question_line(out)
 
 
 def _threshold_line(t) -> str:

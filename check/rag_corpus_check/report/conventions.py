@@ -20,7 +20,7 @@ def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
         f"relevant = grade ≥ {cfg.min_grade} on the scale 0–{cfg.max_grade}",
         f"nDCG: {gain}, discount 1/log2(position + 1), ideal from all judged grades of the question",
         f"short lists: {short}",
-        "documents the gold set does not judge count as grade 0 (Judged@K shows how much of the top-K was judged)",
+        _UNJUDGED[cfg.judged_only],
         "questions with no relevant document are excluded from every mean and listed",
     ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line] + (
         [IDENTICAL] if cfg.ignore_identical_ids else [])
@@ -28,6 +28,13 @@ def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
 
 IDENTICAL = ("a document whose id is the question's own id is removed from its ranking before the cut at K "
              "(BEIR's ignore_identical_ids)")
+
+
+_UNJUDGED = {
+    False: "documents the gold set does not judge count as grade 0 (Judged@K shows how much of the top-K was judged)",
+    True: "judged only (`metrics.judged_only`, trec_eval -J): documents the gold set does not judge are removed from "
+          "the ranking before every measure but Judged@K (which shows how much of the top-K was judged)",
+}
 
 
 def _extra_lines(names: set[str]) -> list[str]:
@@ -45,7 +52,7 @@ def conventions_json(cfg: Config) -> dict:
         "min_grade": cfg.min_grade,
         "max_grade": cfg.max_grade,
         "discount": "1/log2(rank+1)",
-        "unjudged": "grade 0",
+        "unjudged": "removed from the ranking (judged only)" if cfg.judged_only else "grade 0",
         "means_over": "questions with at least one relevant document",
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,

@@ -10,6 +10,7 @@ import tempfile
 from rag_corpus_check.core.text import natural_key
 from rag_corpus_check.pipeline.outcome import Outcome, environment
 from rag_corpus_check.report.changes import comparison_json, per_question_json
+from rag_corpus_check.report.confidence import results_json
 from rag_corpus_check.report.conventions import conventions_json
 
 
@@ -27,6 +28,7 @@ def results_dict(out: Outcome) -> dict:
         "counts": _counts(out),
         "thresholds": [_threshold(t) for t in out.thresholds],
         "per_question": per_question_json(out),
+        **results_json(out),
         "queries": [_query(q) for q in (ev.queries if ev else [])],
         "run_source": _run_source(out),
         "comparison": comparison_json(out),

@@ -18,6 +18,7 @@ from rag_corpus_check.pipeline.outcome import (
     gate_reasons,
 )
 from rag_corpus_check.report.changes import add_sections as add_change_sections
+from rag_corpus_check.report.confidence import mean_rows, means_note
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.rule_lines import rules_line
@@ -166,7 +167,9 @@ def _means(s: Summary, out: Outcome) -> None:
         return
     keys = list(ev.means)
     s.heading(f"Means over {ev.counted} questions{gold_set_note(out)}", 3)
-    s.table([f"`{k}`" for k in keys], [[fmt(ev.means[k]) for k in keys]])
+    s.table(["", *(f"`{k}`" for k in keys)], mean_rows(out, keys))
+    if note := means_note(out):
+        s.para(note)
     _worst(s, out)
     if ev.excluded:
         s.heading(f"Excluded from the means ({len(ev.excluded)})", 3)

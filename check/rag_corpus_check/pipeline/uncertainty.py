@@ -1,0 +1,42 @@
+"""How sure the numbers are, added once a tree is measured: the bootstrap
+interval of each mean (:mod:`gate.bootstrap`), each mean if every unjudged
+top-k document were relevant (:mod:`gate.label_debt`), and with a base the
+bounds of each delta and the gate on the paired test
+(:mod:`gate.significance`). The deltas' intervals come with the deltas
+(:func:`compare.compare`)."""
+
+from __future__ import annotations
+
+from rag_corpus_check.config.load import Config
+from rag_corpus_check.gate.bootstrap import mean_intervals
+from rag_corpus_check.gate.compare import Comparison
+from rag_corpus_check.gate.label_debt import Scale, Sides, head_debt, view_bounds
+from rag_corpus_check.gate.significance import significance_gate
+from rag_corpus_check.pipeline.outcome import Outcome
+
+
+def scale(cfg: Config) -> Scale:
+    """An unjudged document judged relevant gets the top grade of the config's scale."""
+    return Scale(cfg.options(), cfg.k, cfg.max_grade)
+
+
+def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> None:
+    """The means' intervals and bounds, and the paired test's gate (with a
+    base and `significance.alpha`)."""
+    if out.evaluation is None or out.gold is None or out.run is None:
+        return
+    out.intervals = mean_intervals(out.evaluation)
+    out.debt = head_debt(out.gold.grades(), out.run.rankings(), out.evaluation, scale(cfg))
+    if comparison is not None and cfg.significance is not None:
+        out.significance = significance_gate(cfg.significance, cfg.thresholds, comparison)
+
+
+def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: dict[str, list[str]] | None) -> None:
+    """Each delta's bound: judged by each revision's own gold set (``base``:
+    the base's and the head's labels and rankings), and with
+    ``on_base_gold`` (the head's rankings of the base's questions) by the
+    base's gold set."""
+    view_bounds(comparison.head_gold, base, scale(cfg))
+    if comparison.base_gold is not None and on_base_gold is not None:
+        view_bounds(comparison.base_gold, Sides(base.base_gold, base.base_run, base.base_gold, on_base_gold,
+                                                known=base.head_gold), scale(cfg))
