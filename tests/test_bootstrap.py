@@ -151,3 +151,19 @@ def test_merged_shards_give_the_intervals_of_the_unsharded_run(repo, tmp_path, c
     merged, _ = run("merged", "merge", *paths)
     capsys.readouterr()
     assert whole["confidence"]["means"] and merged["confidence"] == whole["confidence"]
+
+
+def test_large_inputs_draw_the_same_questions_in_numpy_and_agree_to_1e_12():
+    """Past FAST_DRAWS the draws are made in numpy from the same Mersenne
+    Twister state: the same questions, means equal but for the summation order."""
+    from rag_corpus_check.gate import bootstrap_numpy
+
+    rnd = np.random.default_rng(7)
+    columns = [rnd.random(3000).tolist(), (rnd.random(3000) > 0.7).astype(float).tolist()]
+    pure = B.pure_resampled_means(columns, 400)
+    fast = bootstrap_numpy.resampled_means(columns, 400, B.SEED)
+    assert len(fast) == 2 and all(len(m) == 400 for m in fast)
+    assert max(abs(a - b) for p, f in zip(pure, fast, strict=True) for a, b in zip(p, f, strict=True)) < 1e-12
+    assert fast[1] == pure[1]  # sums of 0s and 1s are exact either way
+    assert 3000 * 400 >= B.FAST_DRAWS  # so resampled_means takes the numpy path here
+    assert B.resampled_means(columns, 400) == fast

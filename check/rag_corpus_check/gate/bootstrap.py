@@ -19,8 +19,10 @@ the sorted resampled means (numpy's default "linear" method).
 
 The work is bounded by the input: :data:`RESAMPLES` draws up to
 :data:`WORK` / n questions, never fewer than :data:`MIN_RESAMPLES`; each
-interval records the resamples it used. numpy is not imported here (a
-check of a committed run imports it nowhere).
+interval records the resamples it used. From :data:`FAST_DRAWS` question
+draws on, the same draws are made and summed in numpy
+(:mod:`bootstrap_numpy`, with its measured reason); below, numpy is not
+imported (a check of a small committed run imports it nowhere).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ MIN_RESAMPLES = 500
 # the percentiles of ~6 % of the interval's half-width); past 2,000
 # questions the work grows with the questions (MIN_RESAMPLES x n draws).
 WORK = 1_000_000
+FAST_DRAWS = 1_000_000  # questions x resamples from which numpy draws and sums
 
 METHOD = (f"percentile bootstrap over questions ({LEVEL:.0%}): {RESAMPLES:,} resamples (fewer past "
           f"{WORK // RESAMPLES:,} questions, at least {MIN_RESAMPLES:,}: see each interval's `resamples`), "
@@ -97,6 +100,16 @@ def intervals(columns: Sequence[Sequence[float]], seed: int = SEED,
 
 def resampled_means(columns: Sequence[Sequence[float]], resamples: int, seed: int = SEED) -> list[list[float]]:
     """Per column, the mean of each resampled question set (one set of draws for all)."""
+    n = len(columns[0])
+    if n * resamples >= FAST_DRAWS:
+        from rag_corpus_check.gate.bootstrap_numpy import resampled_means as in_numpy
+
+        return in_numpy(columns, resamples, seed)
+    return pure_resampled_means(columns, resamples, seed)
+
+
+def pure_resampled_means(columns: Sequence[Sequence[float]], resamples: int, seed: int = SEED) -> list[list[float]]:
+    """:func:`resampled_means` in Python alone."""
     n = len(columns[0])
     means: list[list[float]] = [[] for _ in columns]
     getters = [list(c).__getitem__ for c in columns]
