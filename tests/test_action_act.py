@@ -442,7 +442,7 @@ def test_an_invalid_require_rules_source_is_refused(tmp_path, action):
     assert run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error")]
     assert any("require-rules-source must be rules sources separated by commas" in e for e in errors), errors
-    assert not run.in_step(CHECK_STEP)
+    assert not run.in_step(CHECK_STEP, exact=True)  # (act files setup-python's post step under it)
 
 
 def test_the_base_is_fetched_when_the_clone_lacks_it(tmp_path, action):
@@ -501,7 +501,7 @@ def test_an_unsafe_base_ref_is_refused(tmp_path, action):
     assert run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error")]
     assert any("base-ref must be" in e for e in errors), run.describe()
-    assert not run.in_step(CHECK_STEP)
+    assert not run.in_step(CHECK_STEP, exact=True)  # (act files setup-python's post step under it)
 
 
 # --- a failed quality gate -------------------------------------------------------------
@@ -819,7 +819,7 @@ def test_invalid_boolean_input_is_refused(tmp_path, action):
     assert run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error")]
     assert any("'true' or 'false'" in e for e in errors), run.describe()
-    assert not run.in_step(CHECK_STEP)
+    assert not run.in_step(CHECK_STEP, exact=True)  # (act files setup-python's post step under it)
 
 
 # --- the install step: the platform's locked wheels, pip where that cannot run ------------
