@@ -1,4 +1,4 @@
-"""The action's inputs table (rag_corpus_check/action_inputs.py) against
+"""The action's inputs table (rag_corpus_check/commands/action_inputs.py) against
 action.yml and the CLI: one row per declared input, the same checks and
 messages the inputs always had, and arguments the CLI's parser accepts.
 (tests/test_action_act.py runs both steps under act.)"""
@@ -14,8 +14,12 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from rag_corpus_check import action_inputs as ai
-from rag_corpus_check.cli import build_parser
+from rag_corpus_check.commands import action_inputs as ai
+
+try:  # the package's layout moves the CLI into commands/
+    from rag_corpus_check.commands.cli import build_parser
+except ImportError:
+    from rag_corpus_check.cli import build_parser
 from support.github import parse_github_output
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
@@ -135,10 +139,10 @@ def test_the_validate_step_refuses_a_wrong_input_with_exit_1(tmp_path):
 def test_the_validate_step_needs_only_the_standard_library(tmp_path):
     """It runs on setup-python's bare interpreter, before anything is installed."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT / 'check')!r}); "
-            "import rag_corpus_check.action_inputs; print(' '.join(sorted(sys.modules)))")
+            "import rag_corpus_check.commands.action_inputs; print(' '.join(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
     ours = {m for m in done.stdout.split() if m.startswith("rag_corpus_check")}
-    assert ours == {"rag_corpus_check", "rag_corpus_check.action_inputs"}
+    assert ours == {"rag_corpus_check", "rag_corpus_check.commands", "rag_corpus_check.commands.action_inputs"}
     assert not {"yaml", "jsonschema", "numpy"} & set(done.stdout.split())
 
 

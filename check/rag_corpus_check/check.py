@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from rag_corpus_check import problems as P
 from rag_corpus_check import rules as R
-from rag_corpus_check.base_check import check_with_base
 from rag_corpus_check.context import Context
 from rag_corpus_check.outcome import Outcome, decide
 from rag_corpus_check.pipeline import Options, configure, enter, gate, measure
@@ -23,6 +22,8 @@ def run_check(root: str, config_path: str, context: Context | None = None,
     if cfg is None:
         return decide(out)
     if options.base is not None:
+        from rag_corpus_check.base_check import check_with_base  # only with a base: its imports too
+
         return check_with_base(root, config_path, cfg, out, options)
     out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
     with measure(root, cfg, out, options):

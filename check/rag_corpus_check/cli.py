@@ -8,13 +8,13 @@ import os
 import stat
 import sys
 import tempfile
+from importlib import import_module
 
 from rag_corpus_check import __version__, progress
 from rag_corpus_check import problems as P
 from rag_corpus_check.check import run_check
 from rag_corpus_check.config import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.context import github_context, logical_path
-from rag_corpus_check.embed import embed_main
 from rag_corpus_check.outcome import ERROR, EXIT_CODES, FAIL, INVALID, PASS, Outcome
 from rag_corpus_check.pipeline import Options, last_stage
 from rag_corpus_check.rules import SOURCES
@@ -235,10 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
     args = build_parser().parse_args(argv[1:] if argv and argv[0] == "check" else argv)
-    if args.base and args.shard:
-        build_parser().error("--base and --shard cannot be combined yet")
-    if args.benchmark_json and args.shard:
-        build_parser().error("--benchmark-json needs whole means: write it from `rag-corpus-check merge`")
+    if args.shard and (args.base or args.benchmark_json):
+        build_parser().error("--base and --shard cannot be combined yet" if args.base else
+                             "--benchmark-json needs whole means: write it from `rag-corpus-check merge`")
     previous = progress.current()
     try:
         return _check(args, _github(args))
@@ -298,7 +297,8 @@ def pool_main(argv: list[str]) -> int:
         return _internal_error(exc, "pool", False)
 
 
-SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": pool_main, "embed": embed_main}
+SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": pool_main,
+               "embed": lambda argv: import_module("rag_corpus_check.embed").embed_main(argv)}  # when used
 
 
 # The last check's outcome: kept so that returning from main() does not free

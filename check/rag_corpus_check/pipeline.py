@@ -8,10 +8,10 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rag_corpus_check import chunks
 from rag_corpus_check import problems as P
-from rag_corpus_check.compare import Comparison, max_drop_failures
 from rag_corpus_check.config import Config, load_config
 from rag_corpus_check.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.evaluate import Evaluation, evaluate, irrelevant_by_type, irrelevant_top
@@ -23,6 +23,9 @@ from rag_corpus_check.question_texts import duplicate_questions
 from rag_corpus_check.retrieval import Retriever
 from rag_corpus_check.safe_io import InputError, resolve_input
 from rag_corpus_check.validate import check_labels, cross_check
+
+if TYPE_CHECKING:  # compare is imported only when there is a base to compare with
+    from rag_corpus_check.compare import Comparison
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,8 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
     if comparison is None:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
         return
+    from rag_corpus_check.compare import max_drop_failures
+
     base_means = {d.measure: d.head for d in comparison.base_gold.deltas} if comparison.base_gold else None
     out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),
                                       base_means)

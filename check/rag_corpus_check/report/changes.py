@@ -5,25 +5,23 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import TYPE_CHECKING
 
-from rag_corpus_check.compare import (
-    GOLD_SETS,
-    MIN_QUESTIONS,
-    Comparison,
-    Delta,
-    QuestionChange,
-    View,
-)
 from rag_corpus_check.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.rules import Rules
 from rag_corpus_check.text import safe_text
 
-SIGNIFICANCE = (
-    "two-sided paired randomization (sign-flip) test over questions, 10,000 permutations (fewer past "
-    "2,000 paired questions, at least 1,000: see each delta's `permutations`), seed 20261130; fewer "
-    f"than {MIN_QUESTIONS} paired questions: no conclusion"
-)
+if TYPE_CHECKING:  # compare is imported only when a base was compared (the functions below)
+    from rag_corpus_check.compare import Comparison, Delta, QuestionChange, View
+
+
+def significance() -> str:
+    from rag_corpus_check.compare import MIN_QUESTIONS
+
+    return ("two-sided paired randomization (sign-flip) test over questions, 10,000 permutations (fewer past "
+            "2,000 paired questions, at least 1,000: see each delta's `permutations`), seed 20261130; fewer "
+            f"than {MIN_QUESTIONS} paired questions: no conclusion")
 
 
 def signed(v: float | None) -> str:
@@ -78,10 +76,14 @@ def _rules(s: Summary, rules: Rules) -> None:
 
 def view_title(v: View) -> str:
     """Which gold set a view's figures come from, in words."""
+    from rag_corpus_check.compare import GOLD_SETS
+
     return f"Judged by {GOLD_SETS[v.gold]}: {v.paired} questions"
 
 
 def _deltas(s: Summary, cmp_: Comparison) -> None:
+    from rag_corpus_check.compare import MIN_QUESTIONS
+
     for v in cmp_.views:
         s.para(f"**{view_title(v)}** (the same questions on both sides; `max_drop` compares these means).")
         s.table(
@@ -228,6 +230,8 @@ def _question_json(q: QuestionChange) -> dict:
 
 
 def _view_json(v: View) -> dict:
+    from rag_corpus_check.compare import GOLD_SETS
+
     return {"gold": v.gold, "description": GOLD_SETS[v.gold], "paired_questions": v.paired,
             "deltas": [_delta_json(d) for d in v.deltas], "questions": [_question_json(q) for q in v.questions]}
 
@@ -262,6 +266,6 @@ def comparison_json(out: Outcome) -> dict | None:
             "unjudged_new_docs": cmp_.unjudged_new_docs, "paired_questions": cmp_.paired,
             "views": [_view_json(v) for v in cmp_.views], "new_chunks": cmp_.new_chunks,
             "relabelled_and_reranked": cmp_.relabelled_and_reranked,
-            "significance": SIGNIFICANCE,
+            "significance": significance(),
         })
     return data

@@ -1,7 +1,8 @@
 """The action's inputs, one row each: how a value is checked and which CLI
 arguments it becomes. action.yml only declares the inputs and hands them all
 over as JSON (``ACTION_INPUTS: ${{ toJSON(inputs) }}``, through ``env:``, never
-pasted into a script); ``check/action_step.py`` calls :func:`main`.
+pasted into a script); ``check/action_step.py`` calls :func:`main` to check
+them, then runs ``check/launch.py`` (the CLI) with :func:`cli_arguments`.
 
 To add an input: declare it in action.yml (description, default), add its row
 to :data:`INPUTS`, document it; tests/test_action_inputs.py fails until the
@@ -16,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -123,9 +123,11 @@ def read_inputs(environ: Mapping[str, str]) -> dict[str, str]:
     return values if isinstance(values, dict) else {}
 
 
-def main(argv: list[str]) -> int:
-    """``validate``: exit 1 with an annotation when an input is wrong.
-    ``run``: the same check, then the CLI with the inputs' arguments (its exit code)."""
+def main(argv: list[str]) -> list[str] | int:
+    """``validate``: 0, or 1 with an annotation when an input is wrong.
+    ``run``: the same check, then the CLI's arguments for the inputs (with a
+    fresh results folder in the runner's temporary directory, never the
+    workspace)."""
     values = read_inputs(os.environ)
     wrong = problem(values)
     if wrong is not None:
@@ -133,10 +135,5 @@ def main(argv: list[str]) -> int:
         return INVALID_INPUT
     if argv != ["run"]:
         return 0
-    # Outside the workspace: the runner's own temporary directory.
-    out_dir = tempfile.mkdtemp(prefix="rag-corpus-check.", dir=os.environ.get("RUNNER_TEMP") or None)
-    sys.argv = ["rag-corpus-check", *cli_arguments(values, out_dir)]
-    from rag_corpus_check.cli import run
-
-    run()  # exits
-    return 0
+    return cli_arguments(values, tempfile.mkdtemp(prefix="rag-corpus-check.",
+                                                  dir=os.environ.get("RUNNER_TEMP") or None))
