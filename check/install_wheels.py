@@ -6,6 +6,9 @@ action.yml's install step runs it with setup-python's interpreter, isolated::
         --wheels requirements/runtime-wheels.txt --platform "Linux X64" \\
         --venv DIR --download-dir DIR
 
+It makes the venv (as ``python -m venv --clear --without-pip`` would) while
+the wheels download.
+
 ``runtime-wheels.txt`` names, for each runner platform, the one wheel of each
 package of ``runtime.lock`` that Python 3.13 on that platform installs (by its
 PyPI URL and sha-256). All of them are downloaded at once (one ``curl
@@ -41,7 +44,7 @@ import sys
 import sysconfig
 import time
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 
@@ -126,8 +129,9 @@ def check_runner(filenames: Iterable[str]) -> None:
                 raise Unsupported(f"{name} needs macOS {mac.group(1)}.{mac.group(2)}")
 
 
-def download(rows: list[tuple[str, str]], folder: str) -> list[tuple[str, str]]:
-    """Every wheel at once; (expected sha-256, path) of each."""
+def download(rows: list[tuple[str, str]], folder: str, meanwhile: Callable[[], None]) -> list[tuple[str, str]]:
+    """Every wheel at once, ``meanwhile()`` running while they come; (expected
+    sha-256, path) of each."""
     curl = shutil.which("curl")
     if curl is None:
         raise Unsupported("no curl on this runner")
@@ -138,9 +142,22 @@ def download(rows: list[tuple[str, str]], folder: str) -> list[tuple[str, str]]:
         path = os.path.join(folder, os.path.basename(url))
         argv += ["--output", path, url]
         got.append((sha, path))
-    if subprocess.run(argv, stdin=subprocess.DEVNULL, check=False).returncode != 0:
+    with subprocess.Popen(argv, stdin=subprocess.DEVNULL) as proc:
+        try:
+            meanwhile()
+        except BaseException:
+            proc.kill()
+            raise
+    if proc.returncode != 0:
         raise Unsupported("a wheel could not be downloaded (see curl's message above)")
     return got
+
+
+def make_venv(path: str) -> None:
+    """What ``python -m venv --clear --without-pip`` makes."""
+    import venv
+
+    venv.EnvBuilder(clear=True, symlinks=os.name != "nt", with_pip=False).create(path)
 
 
 def verify(files: list[tuple[str, str]], pins: dict[tuple[str, str], set[str]]) -> list[str]:
@@ -218,7 +235,7 @@ def install(args: argparse.Namespace) -> int:
     with open(args.lock, encoding="utf-8") as f:
         pins = read_lock(f.read())
     os.makedirs(args.download_dir, exist_ok=True)
-    wheels = verify(download(rows, args.download_dir), pins)
+    wheels = verify(download(rows, args.download_dir, lambda: make_venv(args.venv)), pins)
     fetched = time.monotonic()
     files = extract(wheels, site_packages(args.venv))
     print(f"Installed {len(wheels)} wheels ({files} files): downloaded and verified in {fetched - start:.2f} s, "
