@@ -957,9 +957,10 @@ def test_a_crash_before_the_verdict_is_reported_as_error(tmp_path, action):
     """If the CLI dies before writing its outputs (Python exits 1 on an uncaught
     exception, the same code as a failed gate), the action says "error"."""
     broken = tmp_path / "broken-action"
-    (broken / "check").mkdir(parents=True)
+    broken.mkdir()
     shutil.copy(action / "action.yml", broken / "action.yml")
     shutil.copytree(action / "requirements", broken / "requirements")
+    shutil.copytree(action / "check", broken / "check")  # the inputs check and installer work
     (broken / "check" / "launch.py").write_text("raise RuntimeError('boom')\n")
     repo = consumer(tmp_path, kb_at_root())
     run = run_act(repo, tmp_path, action_dir=broken)
