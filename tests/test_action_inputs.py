@@ -116,6 +116,13 @@ def test_a_wrong_value_is_refused_with_the_inputs_message(changed, message):
     assert ai.problem(defaults(**changed)) == message
 
 
+def test_inputs_are_read_as_text():
+    read = ai.read_inputs({"ACTION_INPUTS": json.dumps({"advisory": True, "retriever-timeout": 30,
+                                                        "base-ref": None, "config": "x.yml", "odd": [1]})})
+    assert read == {"advisory": "true", "retriever-timeout": "30", "base-ref": "", "config": "x.yml"}
+    assert ai.read_inputs({"ACTION_INPUTS": "not json"}) == {} == ai.read_inputs({})
+
+
 def test_a_missing_input_is_an_error_of_the_action_itself():
     values = defaults()
     del values["summary"]

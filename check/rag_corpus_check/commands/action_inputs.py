@@ -116,11 +116,23 @@ def cli_arguments(values: Values, out_dir: str) -> list[str]:
 
 
 def read_inputs(environ: Mapping[str, str]) -> dict[str, str]:
+    """The inputs as strings, as an action's inputs are (a JSON true, a number
+    or null, should the runner ever send one, read as the workflow wrote it)."""
     try:
         values = json.loads(environ.get("ACTION_INPUTS", ""))
     except ValueError:
         values = None
-    return values if isinstance(values, dict) else {}
+    if not isinstance(values, dict):
+        return {}
+    return {name: text for name, value in values.items() if (text := _text(value)) is not None}
+
+
+def _text(value: object) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    return str(value) if isinstance(value, (str, int, float)) else None
 
 
 def main(argv: list[str]) -> list[str] | int:
