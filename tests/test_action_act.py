@@ -6,8 +6,9 @@ workflow users copy (tests/fixtures/action/consumer-workflow.yml), runs
 annotations, the job summary. How act is set up (the action and setup-python
 mapped to local directories, actions/checkout copying the local tree) is
 described in tests/act_helpers.py. A run takes about 3 s; the install step
-downloads uv (a pinned, hashed wheel from PyPI) and installs the hash-locked
-wheels into a fresh venv without pip, as on GitHub.
+downloads the runner platform's wheels from PyPI (requirements/runtime-wheels.txt),
+checks them against runtime.lock and unpacks them into a fresh venv without
+pip, as on GitHub.
 """
 
 from __future__ import annotations
@@ -114,7 +115,6 @@ def assert_ran_python_313(run: ActRun) -> None:
 
 VENV_STEP = [GATE_STEP, "venv"]
 LOCK = ROOT / "requirements" / "runtime.lock"
-UV_WHEELS = ROOT / "requirements" / "uv-wheels.txt"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -147,12 +147,12 @@ def assert_locked_venv(run: ActRun, installer: str) -> None:
     assert names == locked_for_313(), (names, locked_for_313())
     assert not any(n.startswith(("pip==", "setuptools==")) for n in names), names
     text = "\n".join(log)
-    if installer == "uv":
-        assert re.search(r"^Installed \d+ packages", text, re.M), text
+    if installer == "wheels":
+        assert re.search(r"^Installed \d+ wheels", text, re.M), text
         assert "Successfully installed" not in text, text
     else:
         assert "Successfully installed" in text, text
-        assert not re.search(r"^Installed \d+ packages", text, re.M), text
+        assert not re.search(r"^Installed \d+ wheels", text, re.M), text
     python = run.outputs(VENV_STEP).get("python", "")
     assert python.endswith("/rag-corpus-check-venv/bin/python"), run.outputs(VENV_STEP)
 
@@ -220,8 +220,8 @@ def test_passing_example_succeeds_with_outputs_and_summary(tmp_path, action):
 
     assert run.returncode == 0 and run.job_result == "success", run.describe()
     assert_ran_python_313(run)
-    # No ensurepip: the venv has no pip; uv put exactly the locked wheels in it.
-    assert_locked_venv(run, "uv")
+    # No ensurepip: the venv has no pip; exactly the locked wheels are in it.
+    assert_locked_venv(run, "wheels")
     assert not run.commands("notice", VENV_STEP), run.describe()
     inspected = run.printed(["inspect"])
     assert "pip module: None" in inspected, inspected
@@ -442,7 +442,7 @@ def test_an_invalid_require_rules_source_is_refused(tmp_path, action):
     assert run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error")]
     assert any("require-rules-source must be rules sources separated by commas" in e for e in errors), errors
-    assert not run.in_step(CHECK_STEP)
+    assert not run.in_step(CHECK_STEP, exact=True)  # (act files setup-python's post step under it)
 
 
 def test_the_base_is_fetched_when_the_clone_lacks_it(tmp_path, action):
@@ -501,7 +501,7 @@ def test_an_unsafe_base_ref_is_refused(tmp_path, action):
     assert run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error")]
     assert any("base-ref must be" in e for e in errors), run.describe()
-    assert not run.in_step(CHECK_STEP)
+    assert not run.in_step(CHECK_STEP, exact=True)  # (act files setup-python's post step under it)
 
 
 # --- a failed quality gate -------------------------------------------------------------
@@ -703,6 +703,15 @@ def hijack_files(marker: Path) -> dict[str, str]:
         "check/rag_corpus_check/commands/cli.py",
         "rag_corpus_check/__init__.py",
         "rag_corpus_check/commands/cli.py",
+        "check/action_step.py",
+        "check/install_wheels.py",
+        "action_step.py",
+        "install_wheels.py",
+        "launch.py",
+        "rag_corpus_check/commands/__init__.py",
+        "rag_corpus_check/commands/action_inputs.py",
+        "runpy.py",
+        "json.py",
         "sitecustomize.py",
         "usercustomize.py",
         "venv/__init__.py",
@@ -819,124 +828,84 @@ def test_invalid_boolean_input_is_refused(tmp_path, action):
     assert run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error")]
     assert any("'true' or 'false'" in e for e in errors), run.describe()
-    assert not run.in_step(CHECK_STEP)
+    assert not run.in_step(CHECK_STEP, exact=True)  # (act files setup-python's post step under it)
 
 
-# --- the install step: uv when it can be had, pip otherwise -----------------------------
-
-UV_PLATFORMS = {
-    ("Linux", "X64"): ("manylinux", "x86_64"),
-    ("Linux", "ARM64"): ("manylinux", "aarch64"),
-    ("macOS", "X64"): ("macosx", "x86_64"),
-    ("macOS", "ARM64"): ("macosx", "arm64"),
-    ("Windows", "X64"): ("win_amd64",),
-    ("Windows", "ARM64"): ("win_arm64",),
-}
+# --- the install step: the platform's locked wheels, pip where that cannot run ------------
 
 
-def uv_pins() -> list[list[str]]:
-    lines = UV_WHEELS.read_text(encoding="utf-8").splitlines()
-    return [line.split() for line in lines if line.strip() and not line.startswith("#")]
-
-
-def test_uv_is_pinned_for_each_hosted_runner_platform():
-    """One wheel of one uv version per RUNNER_OS/RUNNER_ARCH that GitHub hosts,
-    by its PyPI URL and sha-256 (the act tests download the Linux X64 one)."""
-    rows = uv_pins()
-    assert all(len(row) == 4 for row in rows), rows
-    assert sorted((os_, arch) for os_, arch, _, _ in rows) == sorted(UV_PLATFORMS)
-    versions = set()
-    for os_, arch, sha, url in rows:
-        assert re.fullmatch(r"[0-9a-f]{64}", sha), (os_, arch, sha)
-        m = re.fullmatch(
-            r"https://files\.pythonhosted\.org/packages/[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{60}/"
-            r"uv-(\d+\.\d+\.\d+)-py3-none-([\w.]+)\.whl",
-            url,
-        )
-        assert m, url
-        versions.add(m.group(1))
-        for part in UV_PLATFORMS[(os_, arch)]:
-            assert part in m.group(2), (os_, arch, url)
-    assert len(versions) == 1, versions
-    assert f"# uv {versions.pop()}\n" in UV_WHEELS.read_text(encoding="utf-8")
-
-
-def action_with_uv_pins(tmp_path: Path, action: Path, edit) -> Path:
-    """A copy of the action whose requirements/uv-wheels.txt is ``edit(text)``."""
+def action_with_wheels(tmp_path: Path, action: Path, edit) -> Path:
+    """A copy of the action whose requirements/runtime-wheels.txt is ``edit(text)``."""
     copy = tmp_path / "edited-action"
     shutil.copytree(action, copy, symlinks=True)
-    pins = copy / "requirements" / "uv-wheels.txt"
-    text = pins.read_text(encoding="utf-8")
+    listed = copy / "requirements" / "runtime-wheels.txt"
+    text = listed.read_text(encoding="utf-8")
     edited = edit(text)
     assert edited != text
-    pins.write_text(edited, encoding="utf-8")
+    listed.write_text(edited, encoding="utf-8")
     return copy
 
 
-def test_a_runner_without_a_pinned_uv_installs_the_same_wheels_with_pip(tmp_path, action):
-    """The pip path (platforms with no uv pin): the same venv without pip, filled
-    by setup-python's pip through --python, still hash-checked."""
-    copy = action_with_uv_pins(tmp_path, action, lambda t: re.sub(r"(?m)^Linux X64 .*\n", "", t))
-    repo = consumer(tmp_path, kb_at_root(), post_steps=INSPECT_VENV)
-    run = run_act(repo, tmp_path, action_dir=copy)
-
-    assert run.job_result == "success", run.describe()
-    assert_ran_python_313(run)
-    assert_locked_venv(run, "pip")
-    assert not run.commands("notice", VENV_STEP), run.describe()
-    assert "pip module: None" in run.printed(["inspect"])
-    assert gate_outputs(run)["verdict"] == "pass"
-
-
 def assert_pip_fallback(run: ActRun, said: str) -> None:
-    """The job passed, the install step said why uv was not used, and pip
-    installed exactly the lock's wheels."""
+    """The job passed, the install step said why the wheels were not used, and
+    pip installed exactly the lock's wheels."""
     assert run.job_result == "success", run.describe()
     notices = [e.get("arg", "") for e in run.commands("notice", VENV_STEP)]
     assert any(said in n for n in notices), run.describe()
     assert_locked_venv(run, "pip")
 
 
-def test_a_uv_that_cannot_be_downloaded_falls_back_to_pip_with_a_notice(tmp_path, action):
-    unreachable = "https://127.0.0.1:9/uv-0.0.0-py3-none-manylinux_2_17_x86_64.whl"
-    copy = action_with_uv_pins(
-        tmp_path,
-        action,
-        lambda t: re.sub(r"(?m)^(Linux X64 \w+) \S+$", rf"\1 {unreachable}", t),
+def test_a_runner_platform_without_a_wheel_set_installs_the_same_wheels_with_pip(tmp_path, action):
+    """The pip path (a platform runtime-wheels.txt does not list): the same venv
+    without pip, filled by setup-python's pip through --python, still hash-checked."""
+    copy = action_with_wheels(tmp_path, action, lambda t: re.sub(r"(?m)^Linux X64 .*\n", "", t))
+    repo = consumer(tmp_path, kb_at_root(), post_steps=INSPECT_VENV)
+    run = run_act(repo, tmp_path, action_dir=copy)
+
+    assert_pip_fallback(run, "no wheel set for Linux X64")
+    assert_ran_python_313(run)
+    assert "pip module: None" in run.printed(["inspect"])
+    assert gate_outputs(run)["verdict"] == "pass"
+
+
+def test_a_wheel_that_cannot_be_downloaded_falls_back_to_pip_with_a_notice(tmp_path, action):
+    unreachable = "https://127.0.0.1:9/attrs-26.1.0-py3-none-any.whl"
+    copy = action_with_wheels(
+        tmp_path, action,
+        lambda t: re.sub(r"(?m)^(Linux X64 \w+) \S+/attrs-\S+$", rf"\1 {unreachable}", t),
     )
     repo = consumer(tmp_path, kb_at_root())
     run = run_act(repo, tmp_path, action_dir=copy)
 
-    assert_pip_fallback(run, "could not download uv")
+    assert_pip_fallback(run, "could not be downloaded")
 
 
-def test_a_uv_that_fails_to_install_falls_back_to_pip(tmp_path, action):
-    """uv is downloaded but cannot reach its index (here: the job points it at a
-    closed port); pip, with the runner's own configuration, installs instead."""
-    uv_env = "    env:\n      UV_DEFAULT_INDEX: https://127.0.0.1:9/simple\n"
-    workflow = consumer_workflow()
-    anchor = "    runs-on: ubuntu-latest\n"
-    assert anchor in workflow
-    repo = make_consumer_repo(
-        tmp_path / "repo", kb_at_root(), workflow.replace(anchor, anchor + uv_env)
-    )
-    run = run_act(repo, tmp_path, action_dir=action)
+def test_a_runner_whose_c_library_is_too_old_falls_back_to_pip(tmp_path, action):
+    """A wheel built for a newer glibc than the runner's is never unpacked: pip
+    chooses a wheel the runner can load."""
+    def newer(text: str) -> str:
+        [line] = re.findall(r"(?m)^Linux X64 .*/numpy-.*$", text)
+        return text.replace(line, re.sub(r"manylinux_2_\d+_", "manylinux_2_99_", line))
 
-    assert_pip_fallback(run, "uv could not install")
+    copy = action_with_wheels(tmp_path, action, newer)
+    repo = consumer(tmp_path, kb_at_root())
+    run = run_act(repo, tmp_path, action_dir=copy)
+
+    assert_pip_fallback(run, "needs glibc 2.99")
 
 
-def test_a_uv_wheel_with_another_hash_is_never_run(tmp_path, action):
-    """A downloaded uv whose sha-256 is not the pinned one fails the step: no
-    fallback, nothing installed, the check does not run."""
-    copy = action_with_uv_pins(
-        tmp_path, action, lambda t: re.sub(r"(?m)^(Linux X64) [0-9a-f]{64}", r"\1 " + "0" * 64, t)
+def test_a_wheel_with_another_hash_is_never_installed(tmp_path, action):
+    """A downloaded wheel whose sha-256 is not the listed (and locked) one fails
+    the step: no fallback, nothing installed, the check does not run."""
+    copy = action_with_wheels(
+        tmp_path, action, lambda t: re.sub(r"(?m)^(Linux X64) [0-9a-f]{64}( \S+/numpy-)", r"\1 " + "0" * 64 + r"\2", t)
     )
     repo = consumer(tmp_path, kb_at_root())
     run = run_act(repo, tmp_path, action_dir=copy)
 
     assert run.job_result == "failure", run.describe()
     errors = [e.get("arg", "") for e in run.commands("error", VENV_STEP)]
-    assert any("failed its sha-256 check" in e for e in errors), run.describe()
+    assert any("failed its sha-256 check" in e and "nothing was installed" in e for e in errors), run.describe()
     assert not any(line.startswith("installed:") for line in venv_log(run)), run.describe()
     # (act files the post step of setup-python under gate/check/venv/python.)
     assert not run.in_step(CHECK_STEP, exact=True), run.describe()
@@ -997,9 +966,10 @@ def test_a_crash_before_the_verdict_is_reported_as_error(tmp_path, action):
     """If the CLI dies before writing its outputs (Python exits 1 on an uncaught
     exception, the same code as a failed gate), the action says "error"."""
     broken = tmp_path / "broken-action"
-    (broken / "check").mkdir(parents=True)
+    broken.mkdir()
     shutil.copy(action / "action.yml", broken / "action.yml")
     shutil.copytree(action / "requirements", broken / "requirements")
+    shutil.copytree(action / "check", broken / "check")  # the inputs check and installer work
     (broken / "check" / "launch.py").write_text("raise RuntimeError('boom')\n")
     repo = consumer(tmp_path, kb_at_root())
     run = run_act(repo, tmp_path, action_dir=broken)

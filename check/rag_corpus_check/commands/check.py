@@ -3,7 +3,6 @@ or with a base revision compared and its rules enforced (:mod:`base_check`)."""
 
 from __future__ import annotations
 
-from rag_corpus_check.base.head_vs_base import check_with_base
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate import rules as R
 from rag_corpus_check.pipeline.context import Context
@@ -23,6 +22,10 @@ def run_check(root: str, config_path: str, context: Context | None = None,
     if cfg is None:
         return decide(out)
     if options.base is not None:
+        from rag_corpus_check.base.head_vs_base import (
+            check_with_base,  # only with a base: its imports too
+        )
+
         return check_with_base(root, config_path, cfg, out, options)
     out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
     with measure(root, cfg, out, options):

@@ -12,7 +12,6 @@ import tempfile
 
 from rag_corpus_check import __version__
 from rag_corpus_check.commands.check import run_check
-from rag_corpus_check.commands.embed import embed_main
 from rag_corpus_check.config.load import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core import progress
@@ -237,10 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return SUBCOMMANDS[argv[0]](argv[1:])
     args = build_parser().parse_args(argv[1:] if argv and argv[0] == "check" else argv)
-    if args.base and args.shard:
-        build_parser().error("--base and --shard cannot be combined yet")
-    if args.benchmark_json and args.shard:
-        build_parser().error("--benchmark-json needs whole means: write it from `rag-corpus-check merge`")
+    if args.shard and (args.base or args.benchmark_json):
+        build_parser().error("--base and --shard cannot be combined yet" if args.base else
+                             "--benchmark-json needs whole means: write it from `rag-corpus-check merge`")
     previous = progress.current()
     try:
         return _check(args, _github(args))
@@ -301,7 +299,7 @@ def _subcommand(name: str, function: str):
     return run
 
 
-SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": _subcommand("pool", "pool"), "embed": embed_main, "validate": _subcommand("validate", "validate_main"), "add-labels": _subcommand("add_labels", "add_labels")}
+SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": _subcommand("pool", "pool"), "embed": _subcommand("embed", "embed_main"), "validate": _subcommand("validate", "validate_main"), "add-labels": _subcommand("add_labels", "add_labels")}
 
 
 # The last outcome, kept: main() returning must not free it object by object.

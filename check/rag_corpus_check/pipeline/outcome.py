@@ -4,7 +4,7 @@ check, a shard, merged shards and ``--advisory`` alike."""
 
 from __future__ import annotations
 
-import platform
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -159,4 +159,4 @@ def _below(t: ThresholdResult) -> str:
 
 
 def environment() -> dict:
-    return {"tool_version": __version__, "python": platform.python_version()}
+    return {"tool_version": __version__, "python": sys.version.split()[0]}

@@ -16,7 +16,6 @@ from rag_corpus_check.core.progress import current as current_progress
 from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, Source, read_run, where
 from rag_corpus_check.pipeline.outcome import Retrieval
 from rag_corpus_check.retrieval.bm25 import BM25Index, Budget
-from rag_corpus_check.retrieval.external import run_command
 from rag_corpus_check.safe_io import InputError
 
 BM25_FILE = "(built-in BM25)"
@@ -206,6 +205,8 @@ class Retriever:
             problems.add(P.LIMIT, f"the questions file for the retriever command would be {size} bytes, over "
                          f"{MAX_QUESTIONS_BYTES} (YAML aliases repeating a question?)", file=cfg.path_display)
             return None
+        from rag_corpus_check.retrieval.external import run_command  # (subprocess, the reaper)
+
         with tempfile.TemporaryDirectory(prefix="rag-corpus-check-retriever-") as workdir:
             res = run_command(cfg.command or [], corpus_path=corpus_real, questions=questions, cwd=cfg.base_dir,
                               timeout=self.timeout, depth=cfg.bm25.depth, k=cfg.k, workdir=workdir)

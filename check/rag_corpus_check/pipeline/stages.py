@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
@@ -31,6 +32,9 @@ from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.pipeline.rankings import BaseQuestions, Retriever
 from rag_corpus_check.pipeline.uncertainty import add_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
+
+if TYPE_CHECKING:  # compare is imported only when there is a base to compare with
+    from rag_corpus_check.gate.compare import Comparison
 
 
 @dataclass(frozen=True)
@@ -311,6 +315,7 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
     if comparison is None:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
         return
+
     base_means = {d.measure: d.head for d in comparison.base_gold.deltas} if comparison.base_gold else None
     out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),
                                       base_means)

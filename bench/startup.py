@@ -1,0 +1,94 @@
+"""Benchmark: the bundled example's whole CLI against a bare ``python -c "import yaml"``.
+
+    python bench/startup.py [--repeat 15] [--config .rag-corpus-check.yml] [--compare REV]
+
+Runs, in turn (A B A B ...), the check on a copy of examples/kb exactly as the
+action runs it (``python -I check/launch.py --config ... --output ...``) and
+``python -c "import yaml"`` with the same interpreter, each a fresh process,
+and prints the median and range of wall and CPU (user + system, from
+``wait4``) seconds of each, and of the per-pair ratios A/B. Bytecode: both
+sides run with whatever ``__pycache__`` exists (run once before timing:
+the warm-up).
+
+``--config committed-run.rag-corpus-check.yml`` times the committed-run check
+(no numpy); the default is the BM25 one. ``--compare REV`` adds the example's
+CLI as of git revision REV (``git archive``) to each round, so before/after and
+the yardstick are measured in one sitting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one process run to its end."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={"PATH": os.environ.get("PATH", "")})
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{argv} exited {proc.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def tree_at(rev: str, dest: Path) -> Path:
+    data = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, capture_output=True,
+                          check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def spread(values: list[float], unit: str = " s") -> str:
+    return f"{statistics.median(values):.3f}{unit} ({min(values):.3f}-{max(values):.3f})"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--repeat", type=int, default=15)
+    p.add_argument("--config", default=".rag-corpus-check.yml")
+    p.add_argument("--compare", metavar="REV")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
+        base = Path(tmp)
+        kb = base / "kb"
+        shutil.copytree(ROOT / "examples" / "kb", kb)
+        trees = {"working tree": ROOT}
+        if args.compare:
+            trees[args.compare] = tree_at(args.compare, base / "rev")
+        commands = {label: [sys.executable, "-I", str(tree / "check" / "launch.py"), "--config", args.config,
+                            "--output", str(base / "results.json"), "--quiet"] for label, tree in trees.items()}
+        commands["import yaml"] = [sys.executable, "-c", "import yaml"]
+        for argv in commands.values():  # warm-up: bytecode written, files cached
+            timed(argv, kb)
+        runs: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
+        for _ in range(args.repeat):
+            for label, argv in commands.items():
+                runs[label].append(timed(argv, kb))
+    print(f"{args.config}, {args.repeat} rounds, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    for label, values in runs.items():
+        print(f"{label:>14}: wall {spread([w for w, _ in values])}, cpu {spread([c for _, c in values])}")
+    yard = runs["import yaml"]
+    for label in trees:
+        walls = [a[0] / b[0] for a, b in zip(runs[label], yard, strict=True)]
+        cpus = [a[1] / b[1] for a, b in zip(runs[label], yard, strict=True)]
+        print(f"{label:>14} / import yaml: wall {spread(walls, 'x')}, cpu {spread(cpus, 'x')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""What the bundled example's check imports: only what that run needs.
+
+Start-up is most of a small check's time, and most of start-up is imports.
+These tests count the modules a whole CLI run leaves in ``sys.modules`` (in a
+fresh, isolated interpreter) instead of timing anything: the base-comparison
+machinery only with ``--base``, the command runner only for a command
+retriever, numpy only for a retriever that ranks (BM25, dense, hybrid), never
+jsonschema for valid inputs — and ceilings on the counts, so a new import on
+this path is a decision someone takes (raise the ceiling in the same change,
+with the reason) rather than an accident.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import EXAMPLE, ROOT
+from support.repos import git
+
+LAUNCH = ROOT / "check" / "launch.py"
+# Never needed by a check without --base (reading and checking the base), nor
+# by one without a retriever command, nor by valid inputs (jsonschema words
+# schema errors), nor the embed subcommand (the trusted side). Module names in
+# the flat layout and in the one by concern (base/, retrieval/, commands/).
+BASE_ONLY = {"rag_corpus_check.base.head_vs_base", "rag_corpus_check.base.tree"}
+NEVER_HERE = {"rag_corpus_check.retrieval.external", "rag_corpus_check.retrieval.reaper", "rag_corpus_check.commands.embed",
+              "jsonschema", "referencing"}
+# Ceilings (counted when this test was written, CPython 3.13): our modules, the
+# standard library's, and exactly which other packages. Lower them when you
+# remove imports; raising one is a decision, with its reason in the change.
+MAX_OURS = 64  # 11 of them are the folders' __init__ modules
+MAX_STDLIB = {"committed-run.rag-corpus-check.yml": 130, ".rag-corpus-check.yml": 141}  # (runpy here)
+PACKAGES = {"committed-run.rag-corpus-check.yml": {"yaml"}, ".rag-corpus-check.yml": {"yaml", "numpy"}}
+
+# launch.py, as the action runs it; the CLI ends with os._exit, which prints
+# the modules loaded by then.
+SCRIPT = """
+import json, os, runpy, sys
+exit_now = os._exit
+def report(code):
+    print(json.dumps({"code": code, "modules": sorted(sys.modules)}), flush=True)
+    exit_now(0)
+os._exit = report
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def imported(cwd, *argv: str) -> tuple[int, set[str]]:
+    """Exit code and every module loaded by one whole CLI run, in a fresh
+    isolated interpreter (no PYTHON* variables, no user site)."""
+    done = subprocess.run([sys.executable, "-I", "-c", SCRIPT, str(LAUNCH), *argv, "--quiet", "--no-github"],
+                          cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+@pytest.fixture
+def example(tmp_path):
+    dest = tmp_path / "kb"
+    shutil.copytree(EXAMPLE, dest)
+    return dest
+
+
+def ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] == "rag_corpus_check"}
+
+
+def tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def stdlib(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in sys.stdlib_module_names or m == "__main__"}
+
+
+@pytest.mark.parametrize("config", list(PACKAGES))
+def test_the_example_check_imports_only_what_it_needs(example, tmp_path, config):
+    code, modules = imported(example, "--config", config, "--output", str(tmp_path / "r.json"))
+    assert code == 0
+    assert not modules & BASE_ONLY, sorted(modules & BASE_ONLY)
+    assert not (modules | tops(modules)) & NEVER_HERE, sorted((modules | tops(modules)) & NEVER_HERE)
+    others = tops(modules - stdlib(modules) - ours(modules)) - {"cython_runtime"} - {
+        m for m in tops(modules) if m.startswith("_cython_")}  # (numpy's and yaml's Cython runtime)
+    assert others == PACKAGES[config], "numpy only where BM25 ranks, jsonschema only for invalid input"
+    assert len(ours(modules)) <= MAX_OURS, sorted(ours(modules))
+    if sys.version_info[:2] == (3, 13):  # other versions import other standard modules
+        assert len(stdlib(modules)) <= MAX_STDLIB[config], sorted(stdlib(modules))
+
+
+def test_the_base_machinery_comes_with_base(example, tmp_path):
+    """The other side of the lazy import: with --base it is there (and works)."""
+    git(example, "init", "--quiet")
+    git(example, "add", "-A")
+    git(example, "-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "--quiet", "-m", "base")
+    code, modules = imported(example, "--config", "committed-run.rag-corpus-check.yml", "--base", "HEAD",
+                             "--output", str(tmp_path / "r.json"))
+    assert code == 0
+    assert len(BASE_ONLY & modules) == 2, sorted(BASE_ONLY & modules)
+    assert "numpy" not in modules and "jsonschema" not in tops(modules)
