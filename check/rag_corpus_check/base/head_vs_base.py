@@ -13,6 +13,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate import rules as R
 from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
+from rag_corpus_check.gate.slices import compare_slices, slice_names
 from rag_corpus_check.inputs import Inputs, Run, read_gold_set
 from rag_corpus_check.metrics.evaluate import Evaluation, evaluate
 from rag_corpus_check.metrics.measures import Measure
@@ -195,12 +196,22 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     level = R.level_change(base_out.level, out.level)
     if level is not None and out.rules is not None:
         R.add_loosened(out.rules, level)
-    comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha,
-                         _on_base_gold(base_side, head_side, out, measures, options))
+    on_base_gold = _on_base_gold(base_side, head_side, out, measures, options)
+    comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha, on_base_gold)
     out.base.comparison, out.base.rankings = comparison, base_side.run
+    _compare_slices(cfg, out, base_out, (base_side, head_side), on_base_gold)
     _change_warnings(cfg, out)
     _vector_trust(cfg, base_cfg, out, base_out)
     return comparison
+
+
+def _compare_slices(cfg: Config, out: Outcome, base_out: Outcome, sides: tuple[Side, Side],
+                    on_base_gold: Evaluation) -> None:
+    """Every slice of either gold set, base → head (:mod:`gate.slices`)."""
+    assert out.base is not None and out.gold is not None and base_out.gold is not None
+    tags = (base_out.gold.tags(), out.gold.tags())
+    names, out.base.slices_left_out = slice_names(cfg, *tags)
+    out.base.slice_views = compare_slices(*sides, on_base_gold, _rule(cfg), tags, names)
 
 
 def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:

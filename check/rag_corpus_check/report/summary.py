@@ -21,6 +21,7 @@ from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.rule_lines import rules_line
+from rag_corpus_check.report.slices import add_section as add_slice_section
 from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
@@ -46,6 +47,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     _head(s, out)
     _thresholds(s, out)
     add_change_sections(s, out)  # on a pull request, what a reviewer reads first
+    add_slice_section(s, out)
     _problems(s, out)
     add_retrieval_sections(s, out)
     _means(s, out)

@@ -1,0 +1,181 @@
+"""Slices: the gold questions that carry one tag (gold ``tags:``), measured,
+compared with the base and gated on their own (``slices:`` in the config).
+
+A mean over every question hides the segment that broke; a slice's means,
+its base → head deltas (the same paired test as the whole set, through
+:func:`compare.view`) and its thresholds show it. A slice is gated only when
+it has at least ``min_questions`` questions (in the means, or paired in a
+gold set compared): fewer are shown, and said to be too few.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rag_corpus_check.config.load import Config, SliceRule
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import natural_key, safe_text
+from rag_corpus_check.gate.compare import (
+    BASE_GOLD,
+    HEAD_GOLD,
+    TOLERANCE,
+    Comparison,
+    Rule,
+    Side,
+    View,
+    max_drop_failures,
+    view,
+)
+from rag_corpus_check.gate.thresholds import ThresholdResult, apply_thresholds
+from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, means
+
+# Slices reported: those the config names, then the largest others. Each
+# compared slice costs a paired test per measure and gold set (~10 ms each).
+MAX_SLICES = 50
+
+Tags = dict[str, tuple[str, ...]]  # question id -> its tags
+
+
+@dataclass
+class SliceResult:
+    """One slice: its means over the head's questions that carry the tag,
+    base → head per gold set compared (each gold set's own tags), and its
+    thresholds when it is gated."""
+
+    name: str
+    questions: int  # the head's gold questions that carry the tag
+    counted: int  # of those, the ones in the means (a relevant document)
+    means: dict
+    rule: SliceRule | None
+    views: list[View] = field(default_factory=list)
+    thresholds: list[ThresholdResult] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """What decides whether the slice is gated: its questions in the
+        means, or paired in a gold set compared, whichever is more (a pull
+        request that strips tags from its gold set cannot shrink the
+        base's)."""
+        return max([self.counted] + [v.paired for v in self.views])
+
+    @property
+    def gated(self) -> bool:
+        return self.rule is not None and bool(self.rule.thresholds) and self.size >= self.rule.min_questions
+
+    @property
+    def passed(self) -> bool | None:
+        """None: not gated."""
+        return all(t.passed for t in self.thresholds) if self.gated else None
+
+    @property
+    def moved(self) -> bool:
+        """Some mean changed between the base and the head."""
+        return any(d.delta is not None and abs(d.delta) > TOLERANCE for v in self.views for d in v.deltas)
+
+    def not_gated(self) -> str | None:
+        """Why a slice with thresholds is not gated; None otherwise."""
+        if self.rule is None or not self.rule.thresholds or self.gated:
+            return None
+        return (f"not gated: {self.size} questions, fewer than min_questions {self.rule.min_questions} "
+                "(too few for its thresholds to mean anything)")
+
+
+@dataclass
+class Slices:
+    """The slices reported, and how many tags were left out (MAX_SLICES)."""
+
+    results: list[SliceResult] = field(default_factory=list)
+    left_out: int = 0
+
+
+def carriers(tags: Tags) -> Counter:
+    """tag -> how many questions carry it."""
+    return Counter(t for ts in tags.values() for t in ts)
+
+
+def slice_names(cfg: Config, *tag_maps: Tags) -> tuple[list[str], int]:
+    """The slices to report (those the config names first, then the most
+    carried, each by name within its count) and how many were left out."""
+    counts: Counter = Counter()
+    for tags in tag_maps:
+        counts |= carriers(tags)
+    others = sorted((t for t in counts if t not in cfg.slices), key=lambda t: (-counts[t], natural_key(t)))
+    names = list(cfg.slices) + others
+    return names[:MAX_SLICES], max(0, len(names) - MAX_SLICES)
+
+
+def unknown_slices(cfg: Config, tags: Tags, problems: P.Problems) -> None:
+    """A slice the config names that no gold question carries is an input
+    error at its line (a rule over no question would pass unseen)."""
+    carried = carriers(tags)
+    for name, rule in cfg.slices.items():
+        if carried[name]:
+            continue
+        origin = "" if rule.line is not None else " (a rule of the base's config, enforced here)"
+        problems.add(P.CONFIG, f"`slices` names the slice `{safe_text(name, 64)}`{origin}, but no gold question "
+                     f"carries the tag `{safe_text(name, 64)}` — add it to the questions' `tags:`, or remove the "
+                     "slice", file=cfg.path_display, line=rule.line)
+
+
+def _members(tags: Tags, name: str) -> set[str]:
+    return {qid for qid, ts in tags.items() if name in ts}
+
+
+def _only(results: dict[str, QueryResult], keep: set[str]) -> dict[str, QueryResult]:
+    return {qid: r for qid, r in results.items() if qid in keep}
+
+
+def compare_slices(base: Side, head: Side, on_base_gold: Evaluation | None, rule: Rule, tags: tuple[Tags, Tags],
+                   names: list[str]) -> dict[str, list[View]]:
+    """Per slice, base → head as :func:`compare.compare` sees the whole set:
+    judged by the head's gold set (the head's tags), and with
+    ``on_base_gold`` by the base's (the base's tags). ``tags``: (base, head)."""
+    bq = {q.query_id: q for q in base.evaluation.queries}
+    hq = {q.query_id: q for q in head.evaluation.queries}
+    on_base = {q.query_id: q for q in on_base_gold.queries} if on_base_gold is not None else None
+    runs = (base.run, head.run)
+    out: dict[str, list[View]] = {}
+    for name in names:
+        mine = _members(tags[1], name)
+        views = [view(HEAD_GOLD, _only(bq, mine), _only(hq, mine), runs, head.gold, rule)]
+        if on_base is not None:
+            theirs = _members(tags[0], name)
+            views.append(view(BASE_GOLD, _only(bq, theirs), _only(on_base, theirs), runs, base.gold, rule))
+        out[name] = views
+    return out
+
+
+def measure_slices(cfg: Config, evaluation: Evaluation, tags: Tags, names: list[str],
+                   views: dict[str, list[View]] | None) -> list[SliceResult]:
+    """Every slice of ``names``: its means (the head's questions that carry
+    it), its views when a base was compared (``views``), its thresholds
+    when it is gated."""
+    by_id = {q.query_id: q for q in evaluation.queries}
+    measures = list(evaluation.means)
+    out = []
+    for name in names:
+        members = [by_id[qid] for qid in sorted(_members(tags, name), key=natural_key) if qid in by_id]
+        counted = [r for r in members if r.status == OK]
+        result = SliceResult(name, len(members), len(counted), means(counted, measures), cfg.slices.get(name),
+                             (views or {}).get(name, []))
+        if result.gated:
+            result.thresholds = _gate(result, views is not None)
+        out.append(result)
+    return out
+
+
+def _gate(s: SliceResult, compared: bool) -> list[ThresholdResult]:
+    """The slice's thresholds, as the whole set's are applied: the minimum on
+    its mean (and, judged by the base's gold set, on the head's mean there),
+    max_drop on each gold set's paired means."""
+    assert s.rule is not None
+    thresholds = list(s.rule.thresholds)
+    if not compared:
+        return apply_thresholds(thresholds, s.means)
+    head_view = s.views[0]
+    base_view = s.views[1] if len(s.views) > 1 and s.views[1].paired else None
+    pseudo = Comparison("", "", head_gold=head_view, base_gold=base_view)
+    base_means = {d.measure: d.head for d in base_view.deltas} if base_view is not None else None
+    return apply_thresholds(thresholds, s.means, max_drop_failures(thresholds, pseudo), base_means)
+
