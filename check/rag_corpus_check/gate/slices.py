@@ -77,8 +77,12 @@ class SliceResult:
         """Why a slice with thresholds is not gated; None otherwise."""
         if self.rule is None or not self.rule.thresholds or self.gated:
             return None
-        return (f"not gated: {self.size} questions, fewer than min_questions {self.rule.min_questions} "
+        return (f"not gated: {questions(self.size)}, fewer than min_questions {self.rule.min_questions} "
                 "(too few for its thresholds to mean anything)")
+
+
+def questions(n: int) -> str:
+    return f"{n} question" + ("" if n == 1 else "s")
 
 
 @dataclass

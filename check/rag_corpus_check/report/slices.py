@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.compare import GOLD_SETS
-from rag_corpus_check.gate.slices import MAX_SLICES, SliceResult
+from rag_corpus_check.gate.slices import MAX_SLICES, SliceResult, questions
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.changes import signed
 from rag_corpus_check.report.markdown import Summary, cell, fmt
@@ -52,13 +52,26 @@ def console_lines(out: Outcome) -> list[str]:
     shown = [s for s in (out.slices.results if out.slices else []) if s.rule is not None or s.moved]
     lines = ["  slices:"] if shown else []
     for s in shown:
-        lines.append(f"    {_gate_word(s)} {safe_text(s.name, 64)} ({s.counted} questions in the means)")
-        lines += [f"      {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}"
-                  + (f"  ({safe_text(t.note, 400)})" if t.note else "") for t in s.thresholds]
+        lines.append(f"    {_gate_word(s)} {safe_text(s.name, 64)} ({questions(s.counted)} in the means)")
+        lines += [_threshold_line(t) for t in s.thresholds]
         note = s.not_gated()
         lines += [f"      {note}"] if note else []
-        lines += [f"      {_view_line(v)}" for v in s.views if _moved(v)]
+        lines += [f"      {line}" for line in _view_lines(s.views)]
     return lines
+
+
+def _view_lines(views: list) -> list[str]:
+    """A line per gold set whose means moved; one for both when they say the same."""
+    lines = [_view_line(v) for v in views if _moved(v)]
+    if len(lines) == 2 and lines[0].partition(":")[2] == lines[1].partition(":")[2]:
+        return [f"both gold sets, {views[0].paired} in both:" + lines[0].partition(":")[2]]
+    return lines
+
+
+def _threshold_line(t) -> str:
+    on_base = f"  (base's gold set: {fmt(t.on_base_gold)})" if t.base_gold_checked else ""
+    note = f"  ({safe_text(t.note, 400)})" if t.note else ""
+    return f"      {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}{on_base}{note}"
 
 
 def _gate_word(s: SliceResult) -> str:
@@ -106,7 +119,7 @@ def add_section(s: Summary, out: Outcome) -> None:
 
 def _gate_cell(r: SliceResult) -> str:
     if r.passed is None:
-        return cell(r.not_gated(), 200) if r.not_gated() else "not gated (no thresholds)"
+        return r.not_gated() or "not gated (no thresholds)"  # our words and numbers only
     return "✅" if r.passed else "❌"
 
 
