@@ -270,7 +270,7 @@ def test_a_small_slice_is_shown_but_not_gated(kb, tmp_path, capsys):
     assert sla["note"] == ("not gated: 1 question, fewer than min_questions 10 (too few for its thresholds to "
                            "mean anything)")
     assert "---- sla (1 question in the means)" in text and sla["note"] in text
-    assert f"| sla | 1 | " in summary and sla["note"] in summary
+    assert "| sla | 1 | " in summary and sla["note"] in summary
     configure(kb, {"sla": {"min_questions": 1, "thresholds": {"nDCG@5": 0.9}}})
     code, text, results, _ = check(tmp_path / "gated", capsys)
     assert code == 1 and reasons(text) == ["slice `sla`: `nDCG@5` is 0.0000, the threshold is 0.9"], text

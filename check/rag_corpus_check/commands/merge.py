@@ -11,10 +11,10 @@ from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.schemas import validator
 from rag_corpus_check.core.text import natural_key, safe_text
-from rag_corpus_check.inputs import Gold, GoldQuery
 from rag_corpus_check.gate.rules import NO_BASE, head_rules
 from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import apply_thresholds
+from rag_corpus_check.inputs import Gold, GoldQuery
 from rag_corpus_check.metrics.evaluate import QueryResult, by_type_rows, summarize
 from rag_corpus_check.metrics.measures import parse_measure
 from rag_corpus_check.pipeline.context import Context

@@ -47,7 +47,7 @@ class SliceResult:
     questions: int  # the head's gold questions that carry the tag
     counted: int  # of those, the ones in the means (a relevant document)
     means: dict
-    rule: SliceRule | None
+    rule: SliceRule  # SliceRule() for a slice the config does not name: no thresholds
     views: list[View] = field(default_factory=list)
     thresholds: list[ThresholdResult] = field(default_factory=list)
 
@@ -57,11 +57,11 @@ class SliceResult:
         means, or paired in a gold set compared, whichever is more (a pull
         request that strips tags from its gold set cannot shrink the
         base's)."""
-        return max([self.counted] + [v.paired for v in self.views])
+        return max([self.counted, *(v.paired for v in self.views)])
 
     @property
     def gated(self) -> bool:
-        return self.rule is not None and bool(self.rule.thresholds) and self.size >= self.rule.min_questions
+        return bool(self.rule.thresholds) and self.size >= self.rule.min_questions
 
     @property
     def passed(self) -> bool | None:
@@ -71,14 +71,19 @@ class SliceResult:
     @property
     def moved(self) -> bool:
         """Some mean changed between the base and the head."""
-        return any(d.delta is not None and abs(d.delta) > TOLERANCE for v in self.views for d in v.deltas)
+        return any(map(view_moved, self.views))
 
     def not_gated(self) -> str | None:
         """Why a slice with thresholds is not gated; None otherwise."""
-        if self.rule is None or not self.rule.thresholds or self.gated:
+        if not self.rule.thresholds or self.gated:
             return None
         return (f"not gated: {questions(self.size)}, fewer than min_questions {self.rule.min_questions} "
                 "(too few for its thresholds to mean anything)")
+
+
+def view_moved(v: View) -> bool:
+    """Some mean of the view changed."""
+    return any(abs(d.delta or 0.0) > TOLERANCE for d in v.deltas)
 
 
 def questions(n: int) -> str:
@@ -104,7 +109,7 @@ def slice_names(cfg: Config, *tag_maps: Tags) -> tuple[list[str], int]:
     counts: Counter = Counter()
     for tags in tag_maps:
         counts |= carriers(tags)
-    others = sorted((t for t in counts if t not in cfg.slices), key=lambda t: (-counts[t], natural_key(t)))
+    others = sorted(set(counts) - set(cfg.slices), key=lambda t: (-counts[t], natural_key(t)))
     names = list(cfg.slices) + others
     return names[:MAX_SLICES], max(0, len(names) - MAX_SLICES)
 
@@ -113,13 +118,15 @@ def unknown_slices(cfg: Config, tags: Tags, problems: P.Problems) -> None:
     """A slice the config names that no gold question carries is an input
     error at its line (a rule over no question would pass unseen)."""
     carried = carriers(tags)
-    for name, rule in cfg.slices.items():
-        if carried[name]:
-            continue
-        origin = "" if rule.line is not None else " (a rule of the base's config, enforced here)"
-        problems.add(P.CONFIG, f"`slices` names the slice `{safe_text(name, 64)}`{origin}, but no gold question "
-                     f"carries the tag `{safe_text(name, 64)}` — add it to the questions' `tags:`, or remove the "
-                     "slice", file=cfg.path_display, line=rule.line)
+    for name in (n for n in cfg.slices if not carried[n]):
+        problems.add(P.CONFIG, _unknown(name, cfg.slices[name]), file=cfg.path_display, line=cfg.slices[name].line)
+
+
+def _unknown(name: str, rule: SliceRule) -> str:
+    origin = " (a rule of the base's config, enforced here)" if rule.line is None else ""
+    shown = safe_text(name, 64)
+    return (f"`slices` names the slice `{shown}`{origin}, but no gold question carries the tag `{shown}` — add "
+            "it to the questions' `tags:`, or remove the slice")
 
 
 def _members(tags: Tags, name: str) -> set[str]:
@@ -130,24 +137,42 @@ def _only(results: dict[str, QueryResult], keep: set[str]) -> dict[str, QueryRes
     return {qid: r for qid, r in results.items() if qid in keep}
 
 
+def _by_id(evaluation: Evaluation) -> dict[str, QueryResult]:
+    return {q.query_id: q for q in evaluation.queries}
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """What the slices' views are cut from: per gold set (base, head) the
+    questions measured, the rankings, the labels and the tags."""
+
+    base: dict[str, QueryResult]
+    head: dict[str, QueryResult]
+    on_base_gold: dict[str, QueryResult] | None
+    runs: tuple[dict, dict]
+    golds: tuple[dict, dict]
+    tags: tuple[Tags, Tags]
+    rule: Rule
+
+    def views(self, name: str) -> list[View]:
+        mine = _members(self.tags[1], name)
+        views = [view(HEAD_GOLD, _only(self.base, mine), _only(self.head, mine), self.runs, self.golds[1], self.rule)]
+        if self.on_base_gold is not None:
+            theirs = _members(self.tags[0], name)
+            views.append(view(BASE_GOLD, _only(self.base, theirs), _only(self.on_base_gold, theirs), self.runs,
+                              self.golds[0], self.rule))
+        return views
+
+
 def compare_slices(base: Side, head: Side, on_base_gold: Evaluation | None, rule: Rule, tags: tuple[Tags, Tags],
                    names: list[str]) -> dict[str, list[View]]:
     """Per slice, base → head as :func:`compare.compare` sees the whole set:
     judged by the head's gold set (the head's tags), and with
     ``on_base_gold`` by the base's (the base's tags). ``tags``: (base, head)."""
-    bq = {q.query_id: q for q in base.evaluation.queries}
-    hq = {q.query_id: q for q in head.evaluation.queries}
-    on_base = {q.query_id: q for q in on_base_gold.queries} if on_base_gold is not None else None
-    runs = (base.run, head.run)
-    out: dict[str, list[View]] = {}
-    for name in names:
-        mine = _members(tags[1], name)
-        views = [view(HEAD_GOLD, _only(bq, mine), _only(hq, mine), runs, head.gold, rule)]
-        if on_base is not None:
-            theirs = _members(tags[0], name)
-            views.append(view(BASE_GOLD, _only(bq, theirs), _only(on_base, theirs), runs, base.gold, rule))
-        out[name] = views
-    return out
+    on_base = _by_id(on_base_gold) if on_base_gold is not None else None
+    compared = _Compared(_by_id(base.evaluation), _by_id(head.evaluation), on_base, (base.run, head.run),
+                         (base.gold, head.gold), tags, rule)
+    return {name: compared.views(name) for name in names}
 
 
 def measure_slices(cfg: Config, evaluation: Evaluation, tags: Tags, names: list[str],
@@ -155,31 +180,39 @@ def measure_slices(cfg: Config, evaluation: Evaluation, tags: Tags, names: list[
     """Every slice of ``names``: its means (the head's questions that carry
     it), its views when a base was compared (``views``), its thresholds
     when it is gated."""
-    by_id = {q.query_id: q for q in evaluation.queries}
-    measures = list(evaluation.means)
-    out = []
-    for name in names:
-        members = [by_id[qid] for qid in sorted(_members(tags, name), key=natural_key) if qid in by_id]
-        counted = [r for r in members if r.status == OK]
-        result = SliceResult(name, len(members), len(counted), means(counted, measures), cfg.slices.get(name),
-                             (views or {}).get(name, []))
-        if result.gated:
-            result.thresholds = _gate(result, views is not None)
-        out.append(result)
-    return out
+    by_id = _by_id(evaluation)
+    return [_slice(cfg, name, [by_id[q] for q in _members(tags, name) if q in by_id], list(evaluation.means), views)
+            for name in names]
+
+
+def _slice(cfg: Config, name: str, members: list[QueryResult], measures: list, views: dict | None) -> SliceResult:
+    counted = [r for r in members if r.status == OK]
+    result = SliceResult(name, len(members), len(counted), means(counted, measures), cfg.slices.get(name, SliceRule()),
+                         (views or {}).get(name, []))
+    result.thresholds = _gate(result, bool(result.views)) if result.gated else []
+    return result
 
 
 def _gate(s: SliceResult, compared: bool) -> list[ThresholdResult]:
     """The slice's thresholds, as the whole set's are applied: the minimum on
     its mean (and, judged by the base's gold set, on the head's mean there),
     max_drop on each gold set's paired means."""
-    assert s.rule is not None
-    thresholds = list(s.rule.thresholds)
     if not compared:
-        return apply_thresholds(thresholds, s.means)
-    head_view = s.views[0]
-    base_view = s.views[1] if len(s.views) > 1 and s.views[1].paired else None
-    pseudo = Comparison("", "", head_gold=head_view, base_gold=base_view)
-    base_means = {d.measure: d.head for d in base_view.deltas} if base_view is not None else None
-    return apply_thresholds(thresholds, s.means, max_drop_failures(thresholds, pseudo), base_means)
+        return apply_thresholds(list(s.rule.thresholds), s.means)
+    return _gate_on_views(s)
 
+
+def _gate_on_views(s: SliceResult) -> list[ThresholdResult]:
+    thresholds = list(s.rule.thresholds)
+    base_view = _base_view(s.views)
+    pseudo = Comparison("", "", head_gold=s.views[0], base_gold=base_view)
+    return apply_thresholds(thresholds, s.means, max_drop_failures(thresholds, pseudo), _head_means(base_view))
+
+
+def _base_view(views: list[View]) -> View | None:
+    """The view judged by the base's gold set, when it holds questions of the slice."""
+    return views[-1] if views[-1].gold == BASE_GOLD and views[-1].paired else None
+
+
+def _head_means(v: View | None) -> dict | None:
+    return None if v is None else {d.measure: d.head for d in v.deltas}

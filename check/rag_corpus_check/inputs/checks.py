@@ -358,13 +358,10 @@ def gold_block(values: list) -> tuple[list, list, list, list, list]:
 
 def _tag_column(columns: dict, n: int) -> list[tuple[str, ...]]:
     """The `tags` column as tuples (() where a line has none); ValueError if one is invalid."""
-    column = columns.get("tags")
-    if column is None:
-        return [()] * n
-    tags = [() if t is None else t for t in column]
-    if not all(map(tags_ok, (t for t in tags if t != ()))):
+    column = columns.get("tags") or [None] * n
+    if not all(map(tags_ok, present(column))):
         raise ValueError("tags")
-    return list(map(tuple, tags))
+    return [tuple(t or ()) for t in column]
 
 
 def ranked_ids_ok(ranked: set) -> bool:

@@ -312,10 +312,13 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
 def _slices(cfg: Config, out: Outcome) -> None:
     """Every slice measured (and compared, when the base was) and gated."""
     assert out.evaluation is not None and out.gold is not None
-    views = out.base.slice_views if out.base is not None else None
     tags = out.gold.tags()
-    names, left_out = (list(views), out.base.slices_left_out) if views is not None else slice_names(cfg, tags)
-    out.slices = Slices(measure_slices(cfg, out.evaluation, tags, names, views), left_out)
+    if out.base is not None and out.base.slice_views is not None:
+        views = out.base.slice_views
+        out.slices = Slices(measure_slices(cfg, out.evaluation, tags, list(views), views), out.base.slices_left_out)
+        return
+    names, left_out = slice_names(cfg, tags)
+    out.slices = Slices(measure_slices(cfg, out.evaluation, tags, names, None), left_out)
 
 
 def in_shard(query_id: str, shard: tuple[int, int]) -> bool:

@@ -17,6 +17,7 @@ from rag_corpus_check.pipeline.outcome import (
     Outcome,
     gate_reasons,
 )
+from rag_corpus_check.report.by_slice import console_lines as slice_lines
 from rag_corpus_check.report.changes import (
     dropped,
     moved_documents,
@@ -27,7 +28,6 @@ from rag_corpus_check.report.changes import (
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.rule_lines import rules_line
-from rag_corpus_check.report.slices import console_lines as slice_lines
 from rag_corpus_check.report.sources import run_source_line, vectors_line
 from rag_corpus_check.report.summary import gold_set_note, worst
 

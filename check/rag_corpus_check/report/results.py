@@ -9,9 +9,9 @@ import tempfile
 
 from rag_corpus_check.core.text import natural_key
 from rag_corpus_check.pipeline.outcome import Outcome, environment
+from rag_corpus_check.report.by_slice import slices_json
 from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.conventions import conventions_json
-from rag_corpus_check.report.slices import slices_json
 
 
 def results_dict(out: Outcome) -> dict:

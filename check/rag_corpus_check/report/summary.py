@@ -17,11 +17,11 @@ from rag_corpus_check.pipeline.outcome import (
     environment,
     gate_reasons,
 )
+from rag_corpus_check.report.by_slice import add_section as add_slice_section
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 from rag_corpus_check.report.rule_lines import rules_line
-from rag_corpus_check.report.slices import add_section as add_slice_section
 from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
 
 ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
