@@ -175,7 +175,6 @@ _WORDING = {
     "propertyNames": lambda val, inst, schema: (
         "a key is not a valid tag (1-64 ASCII letters, digits and `_ . : -`)" if str(val.get("$ref", "")).endswith("/tag")
         else "a key is not a valid id (empty, too long, or with control characters)"),
-    "uniqueItems": lambda val, inst, schema: "holds the same value twice",
     "oneOf": lambda val, inst, schema: "must be a number between 0 and 1, or a mapping with `min` (and `max_drop`)",
 }
 
