@@ -324,3 +324,30 @@ def test_merged_shards_give_the_slices_of_one_run(kb, tmp_path, capsys):
     merged = json.loads(merged_path.read_text())
     assert (mcode, merged["verdict"]) == (code, whole["verdict"]) and code == 1
     assert merged["slices"] == whole["slices"]
+
+
+def test_the_slice_of_every_question_is_the_whole_set(kb, tmp_path, capsys):
+    """A tag on every question: the slice's means and paired means are the
+    whole set's, bit for bit; its test is the whole set's test (at most
+    SLICE_PERMUTATIONS permutations, the count recorded)."""
+    from rag_corpus_check.gate.compare import paired_randomization
+    from rag_corpus_check.gate.slices import SLICE_PERMUTATIONS
+
+    tag(kb, {f"q{i:02d}": ["all"] for i in range(1, 16)})
+    configure(kb, {})
+    base = commit(kb, "base")
+    stale(kb, *BILLING_ONLY)
+    commit(kb, "withdraw two documents")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    everything = slice_of(results, "all")
+    assert everything["metrics"] == results["metrics"], text
+    for whole, part in zip(results["comparison"]["views"], everything["views"], strict=True):
+        assert whole["gold"] == part["gold"] and whole["paired_questions"] == part["paired_questions"] == 14
+        for w, p in zip(whole["deltas"], part["deltas"], strict=True):
+            assert (w["measure"], w["base"], w["head"], w["delta"]) == (p["measure"], p["base"], p["head"], p["delta"])
+            assert p["permutations"] == SLICE_PERMUTATIONS
+            changes = {q["query_id"]: q for q in whole["questions"]}
+            if w["measure"] == "nDCG@5":
+                pairs = [changes[q] for q in sorted(changes)]
+                assert p["p_value"] == paired_randomization([c["base"] for c in pairs], [c["head"] for c in pairs],
+                                                            permutations=SLICE_PERMUTATIONS)

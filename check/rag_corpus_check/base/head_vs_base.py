@@ -211,7 +211,7 @@ def _compare_slices(cfg: Config, out: Outcome, base_out: Outcome, sides: tuple[S
     assert out.base is not None and out.gold is not None and base_out.gold is not None
     tags = (base_out.gold.tags(), out.gold.tags())
     names, out.base.slices_left_out = slice_names(cfg, *tags)
-    out.base.slice_views = compare_slices(*sides, on_base_gold, _rule(cfg), tags, names)
+    out.base.slice_views = compare_slices(sides[0].evaluation, sides[1].evaluation, on_base_gold, tags, names)
 
 
 def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:

@@ -2,16 +2,16 @@
 compared with the base and gated on their own (``slices:`` in the config).
 
 A mean over every question hides the segment that broke; a slice's means,
-its base → head deltas (the same paired test as the whole set, through
-:func:`compare.view`) and its thresholds show it. A slice is gated only when
-it has at least ``min_questions`` questions (in the means, or paired in a
-gold set compared): fewer are shown, and said to be too few.
+its base → head deltas (with the paired test of the whole set,
+:mod:`compare`) and its thresholds show it. A slice is gated only when it
+has at least ``min_questions`` questions (in the means, or paired in a gold
+set compared): fewer are shown, and said to be too few.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rag_corpus_check.config.load import Config, SliceRule
 from rag_corpus_check.core import problems as P
@@ -21,11 +21,11 @@ from rag_corpus_check.gate.compare import (
     HEAD_GOLD,
     TOLERANCE,
     Comparison,
-    Rule,
-    Side,
+    Delta,
     View,
     max_drop_failures,
-    view,
+    paired_randomization,
+    permutations_for,
 )
 from rag_corpus_check.gate.thresholds import ThresholdResult, apply_thresholds
 from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, means
@@ -141,37 +141,62 @@ def _by_id(evaluation: Evaluation) -> dict[str, QueryResult]:
     return {q.query_id: q for q in evaluation.queries}
 
 
+# The permutations of a slice's paired test: the whole set's count
+# (compare.permutations_for), at most this many — a p-value resolution of
+# 0.0005; the count used is in each delta's `permutations`. Each slice's
+# test then costs at most a fifth of the whole set's (2,000 questions, 57
+# tags: bench/slices.py).
+SLICE_PERMUTATIONS = 2_000
+
+
 @dataclass(frozen=True)
 class _Compared:
-    """What the slices' views are cut from: per gold set (base, head) the
-    questions measured, the rankings, the labels and the tags."""
+    """What the slices' views are cut from: the questions measured at the
+    base, at the head, and the head's judged by the base's gold set, and
+    each gold set's tags (base, head)."""
 
     base: dict[str, QueryResult]
     head: dict[str, QueryResult]
     on_base_gold: dict[str, QueryResult] | None
-    runs: tuple[dict, dict]
-    golds: tuple[dict, dict]
     tags: tuple[Tags, Tags]
-    rule: Rule
 
     def views(self, name: str) -> list[View]:
         mine = _members(self.tags[1], name)
-        views = [view(HEAD_GOLD, _only(self.base, mine), _only(self.head, mine), self.runs, self.golds[1], self.rule)]
-        if self.on_base_gold is not None:
-            theirs = _members(self.tags[0], name)
-            views.append(view(BASE_GOLD, _only(self.base, theirs), _only(self.on_base_gold, theirs), self.runs,
-                              self.golds[0], self.rule))
-        return views
+        head = slice_view(HEAD_GOLD, self.base, self.head, mine)
+        if self.on_base_gold is None:
+            return [head]
+        theirs = _members(self.tags[0], name)
+        if mine == theirs and all(self.on_base_gold.get(q) == self.head.get(q) for q in mine):
+            return [head, replace(head, gold=BASE_GOLD)]  # the same questions and results: the same view
+        return [head, slice_view(BASE_GOLD, self.base, self.on_base_gold, theirs)]
 
 
-def compare_slices(base: Side, head: Side, on_base_gold: Evaluation | None, rule: Rule, tags: tuple[Tags, Tags],
+def slice_view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult], members: set[str]) -> View:
+    """Base → head over the slice's questions measured in both (status ok
+    in both): per measure the paired means and the paired randomization
+    test of :mod:`compare` (the deltas only: a slice's questions are in the
+    whole set's lists)."""
+    paired = sorted((q for q in members if q in bq and q in hq and bq[q].status == OK == hq[q].status), key=natural_key)
+    pairs = [(bq[q], hq[q]) for q in paired]
+    measures = [m for m in pairs[0][1].values if m in pairs[0][0].values] if pairs else []
+    return View(gold, [_delta(m, pairs) for m in measures], paired=len(pairs))
+
+
+def _delta(m, pairs: list[tuple[QueryResult, QueryResult]]) -> Delta:
+    base, head = [b for b, _ in pairs], [h for _, h in pairs]
+    n = min(permutations_for(len(pairs)), SLICE_PERMUTATIONS)
+    bvals, hvals = [r.values[m] for r in base], [r.values[m] for r in head]
+    p = None if None in bvals + hvals else paired_randomization(bvals, hvals, permutations=n)  # type: ignore[arg-type]
+    return Delta(m, means(base, [m])[m], means(head, [m])[m], p, len(pairs), n)
+
+
+def compare_slices(base: Evaluation, head: Evaluation, on_base_gold: Evaluation | None, tags: tuple[Tags, Tags],
                    names: list[str]) -> dict[str, list[View]]:
     """Per slice, base → head as :func:`compare.compare` sees the whole set:
     judged by the head's gold set (the head's tags), and with
     ``on_base_gold`` by the base's (the base's tags). ``tags``: (base, head)."""
     on_base = _by_id(on_base_gold) if on_base_gold is not None else None
-    compared = _Compared(_by_id(base.evaluation), _by_id(head.evaluation), on_base, (base.run, head.run),
-                         (base.gold, head.gold), tags, rule)
+    compared = _Compared(_by_id(base), _by_id(head), on_base, tags)
     return {name: compared.views(name) for name in names}
 
 
