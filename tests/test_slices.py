@@ -351,3 +351,37 @@ def test_the_slice_of_every_question_is_the_whole_set(kb, tmp_path, capsys):
                 pairs = [changes[q] for q in sorted(changes)]
                 assert p["p_value"] == paired_randomization([c["base"] for c in pairs], [c["head"] for c in pairs],
                                                             permutations=SLICE_PERMUTATIONS)
+
+
+def test_a_qrels_gold_set_takes_its_tags_from_a_yaml_file_listed_after_it(kb, tmp_path, capsys):
+    """TREC qrels cannot carry tags: a YAML file of tags only (`relevant: {}`),
+    listed after the qrels under `gold:`, gives them."""
+    doc = yaml.safe_load((kb / "gold.yaml").read_text())
+    write(kb / "gold.qrels", "".join(f"{q['query_id']} 0 {d} {g}\n" for q in doc["queries"] for d, g in q["relevant"].items()))
+    write(kb / "tags.yaml", "queries:\n" + "".join(f"  - query_id: {q}\n    tags: {ts}\n    relevant: {{}}\n"
+                                                   for q, ts in TAGS.items()))
+    config = "committed-run.rag-corpus-check.yml"
+    write(kb / "qrels.yml", (kb / config).read_text().replace("gold: gold.yaml", "gold: [gold.qrels, tags.yaml]"))
+    _, _, from_qrels, _ = check(tmp_path / "qrels", capsys, config="qrels.yml")
+    tag(kb)
+    _, text, from_yaml, _ = check(tmp_path / "yaml", capsys, config=config)
+    assert from_qrels["slices"] == from_yaml["slices"] and from_yaml["slices"]["slices"], text
+
+
+def test_untagging_the_questions_a_pr_breaks_does_not_hide_them(kb, tmp_path, capsys):
+    """The PR breaks billing and takes the tag off the broken questions (and
+    off enough others to shrink the slice below min_questions): judged by
+    the base's gold set — its tags — the slice is whole, gated, and fails."""
+    tag(kb)
+    configure(kb, BILLING)
+    base = commit(kb, "base")
+    stale(kb, *BILLING_ONLY)
+    path = kb / "gold.yaml"
+    path.write_text(path.read_text().replace("tags: [billing, ru]", "tags: [ru]").replace("tags: [billing]\n", "tags: [misc]\n"))
+    commit(kb, "withdraw billing documents, untag most billing questions")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    billing = slice_of(results, "billing")
+    assert billing["in_means"] == 1 and billing["gated"] is True, billing
+    assert [v["paired_questions"] for v in billing["views"]] == [1, 5]
+    assert code == 1 and any(r.startswith("slice `billing`:") and "on the base's gold set (5 questions in both)" in r
+                             for r in reasons(text)), text

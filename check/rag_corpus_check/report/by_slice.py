@@ -86,7 +86,7 @@ def _view_lines(views: list[View]) -> list[str]:
 
 
 def _moves(v: View) -> str:
-    return "  ".join(f"{d.measure} {fmt(d.base)} -> {fmt(d.head)} ({_delta_cell(d)})" for d in v.deltas if d.delta)
+    return "; ".join(f"{d.measure} {fmt(d.base)} -> {fmt(d.head)} {_delta_cell(d)}" for d in v.deltas if d.delta)
 
 
 def _delta_cell(d: Delta) -> str:
@@ -112,8 +112,7 @@ def add_section(s: Summary, out: Outcome) -> None:
     s.table(["slice", "questions", *(f"`{m}`" for m in measures), "gate"],
             [[cell(r.name), str(r.counted), *(fmt(r.means[m]) for m in measures), _gate_cell(r)] for r in results])
     _threshold_table(s, results)
-    for i, gold in enumerate(GOLD_SETS):
-        _change_table(s, gold, [(r.name, r.views[i]) for r in results if len(r.views) > i])
+    _change_tables(s, results)
     _left_out(s, out)
 
 
@@ -135,15 +134,30 @@ def _threshold_row(name: str, t: ThresholdResult) -> list[str]:
     return [cell(name), f"`{t.measure}`", fmt(t.value), f"≥ {t.limit:g}", drop, ("✅" if t.passed else "❌") + note]
 
 
-def _change_table(s: Summary, gold: str, views: list[tuple[str, View]]) -> None:
-    """Base → head per slice judged by one gold set: Δ (and p) per measure."""
+_BOTH = "each revision's own gold set and by the base's (the same figures)"
+
+
+def _change_tables(s: Summary, results: list[SliceResult]) -> None:
+    """Base → head per slice, a table per gold set compared (one for both
+    when they give every slice the same figures)."""
+    tables = [t for i, gold in enumerate(GOLD_SETS) if (t := _change_table(gold, i, results))]
+    if len(tables) == 2 and tables[0][1] == tables[1][1]:
+        tables = [(_BOTH, tables[0][1])]
+    for title, rows in tables:
+        s.para(f"**Slices, base → head, judged by {title}** (Δ of the means over the slice's questions in both "
+               "revisions; p of the paired randomization test, as for the whole set)")
+        s.table(rows[0], rows[1:])
+
+
+def _change_table(gold: str, i: int, results: list[SliceResult]) -> tuple[str, list[list[str]]] | None:
+    """The title and the rows (the header first) of the table of the
+    ``i``-th gold set's views; None when no slice was compared."""
+    views = [(r.name, r.views[i]) for r in results if len(r.views) > i]
     measures = [d.measure for d in next((v.deltas for _, v in views if v.deltas), [])]
     if not measures:
-        return
-    s.para(f"**Slices, base → head, judged by {GOLD_SETS[gold]}** (Δ of the means over the slice's questions in "
-           "both revisions; p of the paired randomization test, as for the whole set)")
-    s.table(["slice", "in both", *(f"Δ `{m}`" for m in measures)],
-            [[cell(name), str(v.paired), *_delta_cells(v, measures)] for name, v in views])
+        return None
+    rows = [[cell(name), str(v.paired), *_delta_cells(v, measures)] for name, v in views]
+    return GOLD_SETS[gold], [["slice", "in both", *(f"Δ `{m}`" for m in measures)], *rows]
 
 
 def _delta_cells(v: View, measures: list) -> list[str]:
