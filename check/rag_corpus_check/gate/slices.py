@@ -175,19 +175,31 @@ def slice_view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult]
     """Base → head over the slice's questions measured in both (status ok
     in both): per measure the paired means and the paired randomization
     test of :mod:`compare` (the deltas only: a slice's questions are in the
-    whole set's lists)."""
-    paired = sorted((q for q in members if q in bq and q in hq and bq[q].status == OK == hq[q].status), key=natural_key)
-    pairs = [(bq[q], hq[q]) for q in paired]
-    measures = [m for m in pairs[0][1].values if m in pairs[0][0].values] if pairs else []
+    whole set's lists). Both sides are evaluated with the same measures."""
+    pairs = [(bq[q], hq[q]) for q in sorted(filter(_ok_in(bq, hq), members), key=natural_key)]
+    measures = list(pairs[0][1].values) if pairs else []
     return View(gold, [_delta(m, pairs) for m in measures], paired=len(pairs))
+
+
+def _ok_in(bq: dict[str, QueryResult], hq: dict[str, QueryResult]):
+    """Whether a question is measured (status ok) in both."""
+    return lambda q: _status(bq, q) == OK == _status(hq, q)
+
+
+def _status(results: dict[str, QueryResult], qid: str) -> str | None:
+    r = results.get(qid)
+    return r.status if r is not None else None
 
 
 def _delta(m, pairs: list[tuple[QueryResult, QueryResult]]) -> Delta:
     base, head = [b for b, _ in pairs], [h for _, h in pairs]
     n = min(permutations_for(len(pairs)), SLICE_PERMUTATIONS)
+    return Delta(m, means(base, [m])[m], means(head, [m])[m], _p_value(m, base, head, n), len(pairs), n)
+
+
+def _p_value(m, base: list[QueryResult], head: list[QueryResult], permutations: int) -> float | None:
     bvals, hvals = [r.values[m] for r in base], [r.values[m] for r in head]
-    p = None if None in bvals + hvals else paired_randomization(bvals, hvals, permutations=n)  # type: ignore[arg-type]
-    return Delta(m, means(base, [m])[m], means(head, [m])[m], p, len(pairs), n)
+    return None if None in bvals + hvals else paired_randomization(bvals, hvals, permutations=permutations)  # type: ignore[arg-type]
 
 
 def compare_slices(base: Evaluation, head: Evaluation, on_base_gold: Evaluation | None, tags: tuple[Tags, Tags],

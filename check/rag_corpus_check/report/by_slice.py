@@ -57,8 +57,12 @@ def _threshold_json(t: ThresholdResult) -> dict:
 def console_lines(out: Outcome) -> list[str]:
     """The slices with thresholds (met, failed, or too small to gate) and,
     with a base, those whose means moved."""
-    shown = [s for s in _results(out) if s.rule.thresholds or s.moved]
-    return (["  slices:"] if shown else []) + [line for s in shown for line in _console_slice(s)]
+    lines = [line for s in filter(_shown, _results(out)) for line in _console_slice(s)]
+    return ["  slices:", *lines] if lines else []
+
+
+def _shown(s: SliceResult) -> bool:
+    return bool(s.rule.thresholds) or s.moved
 
 
 _WORD = {True: "ok  ", False: "FAIL", None: "----"}
@@ -153,9 +157,9 @@ def _change_table(gold: str, i: int, results: list[SliceResult]) -> tuple[str, l
     """The title and the rows (the header first) of the table of the
     ``i``-th gold set's views; None when no slice was compared."""
     views = [(r.name, r.views[i]) for r in results if len(r.views) > i]
-    measures = [d.measure for d in next((v.deltas for _, v in views if v.deltas), [])]
-    if not measures:
+    if not views:
         return None
+    measures = list(results[0].means)  # the measures of every view's deltas too
     rows = [[cell(name), str(v.paired), *_delta_cells(v, measures)] for name, v in views]
     return GOLD_SETS[gold], [["slice", "in both", *(f"Δ `{m}`" for m in measures)], *rows]
 
