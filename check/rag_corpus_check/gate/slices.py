@@ -19,6 +19,7 @@ from rag_corpus_check.core.text import natural_key, safe_text
 from rag_corpus_check.gate.compare import (
     BASE_GOLD,
     HEAD_GOLD,
+    MIN_PERMUTATIONS,
     TOLERANCE,
     Comparison,
     Delta,
@@ -129,56 +130,62 @@ def _unknown(name: str, rule: SliceRule) -> str:
             "it to the questions' `tags:`, or remove the slice")
 
 
-def _members(tags: Tags, name: str) -> set[str]:
-    return {qid for qid, ts in tags.items() if name in ts}
-
-
-def _only(results: dict[str, QueryResult], keep: set[str]) -> dict[str, QueryResult]:
-    return {qid: r for qid, r in results.items() if qid in keep}
+def members(tags: Tags) -> dict[str, set[str]]:
+    """tag -> the questions that carry it (one pass over the tags)."""
+    out: dict[str, set[str]] = {}
+    for qid, ts in tags.items():
+        for t in ts:
+            out.setdefault(t, set()).add(qid)
+    return out
 
 
 def _by_id(evaluation: Evaluation) -> dict[str, QueryResult]:
     return {q.query_id: q for q in evaluation.queries}
 
 
-# The permutations of a slice's paired test: the whole set's count
-# (compare.permutations_for), at most this many — a p-value resolution of
-# 0.0005; the count used is in each delta's `permutations`. Each slice's
-# test then costs at most a fifth of the whole set's (2,000 questions, 57
-# tags: bench/slices.py).
-SLICE_PERMUTATIONS = 2_000
+# The permutations of a slice's paired test: the fewest the whole set's test
+# ever draws (compare.MIN_PERMUTATIONS: a p-value resolution of 0.001); the
+# count is in each delta's `permutations`. A permutation costs a look-up per
+# eight questions, so the slices' tests together cost about (tags per
+# question) x 1,000 permutations of the whole set: past 20,000 questions as
+# much as the whole set's own test per tag (bench/slices.py: 1.35x the CPU
+# of an untagged check at 20,000 questions with two tags each; 1.04x at 2,000).
+SLICE_PERMUTATIONS = MIN_PERMUTATIONS
 
 
 @dataclass(frozen=True)
 class _Compared:
     """What the slices' views are cut from: the questions measured at the
-    base, at the head, and the head's judged by the base's gold set, and
-    each gold set's tags (base, head)."""
+    base, at the head, and the head's judged by the base's gold set; each
+    gold set's slices (base, head); every question's place in the order
+    the whole set's test takes them in (by id, naturally)."""
 
     base: dict[str, QueryResult]
     head: dict[str, QueryResult]
     on_base_gold: dict[str, QueryResult] | None
-    tags: tuple[Tags, Tags]
+    slices: tuple[dict[str, set[str]], dict[str, set[str]]]
+    order: dict[str, int]
 
     def views(self, name: str) -> list[View]:
-        mine = _members(self.tags[1], name)
-        head = slice_view(HEAD_GOLD, self.base, self.head, mine)
+        mine = self.slices[1].get(name, set())
+        head = self.view(HEAD_GOLD, self.head, mine)
         if self.on_base_gold is None:
             return [head]
-        theirs = _members(self.tags[0], name)
+        theirs = self.slices[0].get(name, set())
         if mine == theirs and all(self.on_base_gold.get(q) == self.head.get(q) for q in mine):
             return [head, replace(head, gold=BASE_GOLD)]  # the same questions and results: the same view
-        return [head, slice_view(BASE_GOLD, self.base, self.on_base_gold, theirs)]
+        return [head, self.view(BASE_GOLD, self.on_base_gold, theirs)]
 
-
-def slice_view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult], members: set[str]) -> View:
-    """Base → head over the slice's questions measured in both (status ok
-    in both): per measure the paired means and the paired randomization
-    test of :mod:`compare` (the deltas only: a slice's questions are in the
-    whole set's lists). Both sides are evaluated with the same measures."""
-    pairs = [(bq[q], hq[q]) for q in sorted(filter(_ok_in(bq, hq), members), key=natural_key)]
-    measures = list(pairs[0][1].values) if pairs else []
-    return View(gold, [_delta(m, pairs) for m in measures], paired=len(pairs))
+    def view(self, gold: str, hq: dict[str, QueryResult], members: set[str]) -> View:
+        """Base → head over the slice's questions measured in both (status
+        ok in both): per measure the paired means and the paired
+        randomization test of :mod:`compare` (the deltas only: a slice's
+        questions are in the whole set's lists). Both sides are evaluated
+        with the same measures."""
+        bq = self.base
+        pairs = [(bq[q], hq[q]) for q in sorted(filter(_ok_in(bq, hq), members), key=self.order.__getitem__)]
+        measures = list(pairs[0][1].values) if pairs else []
+        return View(gold, [_delta(m, pairs) for m in measures], paired=len(pairs))
 
 
 def _ok_in(bq: dict[str, QueryResult], hq: dict[str, QueryResult]):
@@ -193,7 +200,7 @@ def _status(results: dict[str, QueryResult], qid: str) -> str | None:
 
 def _delta(m, pairs: list[tuple[QueryResult, QueryResult]]) -> Delta:
     base, head = [b for b, _ in pairs], [h for _, h in pairs]
-    n = min(permutations_for(len(pairs)), SLICE_PERMUTATIONS)
+    n = min(permutations_for(len(pairs)), SLICE_PERMUTATIONS)  # never more than the whole set's
     return Delta(m, means(base, [m])[m], means(head, [m])[m], _p_value(m, base, head, n), len(pairs), n)
 
 
@@ -207,8 +214,10 @@ def compare_slices(base: Evaluation, head: Evaluation, on_base_gold: Evaluation 
     """Per slice, base → head as :func:`compare.compare` sees the whole set:
     judged by the head's gold set (the head's tags), and with
     ``on_base_gold`` by the base's (the base's tags). ``tags``: (base, head)."""
-    on_base = _by_id(on_base_gold) if on_base_gold is not None else None
-    compared = _Compared(_by_id(base), _by_id(head), on_base, tags)
+    sides = [_by_id(e) for e in (base, head, on_base_gold) if e is not None]
+    order = {q: i for i, q in enumerate(sorted(set().union(*sides), key=natural_key))}
+    compared = _Compared(sides[0], sides[1], sides[2] if len(sides) > 2 else None, (members(tags[0]),
+                         members(tags[1])), order)
     return {name: compared.views(name) for name in names}
 
 
@@ -217,8 +226,8 @@ def measure_slices(cfg: Config, evaluation: Evaluation, tags: Tags, names: list[
     """Every slice of ``names``: its means (the head's questions that carry
     it), its views when a base was compared (``views``), its thresholds
     when it is gated."""
-    by_id = _by_id(evaluation)
-    return [_slice(cfg, name, [by_id[q] for q in _members(tags, name) if q in by_id], list(evaluation.means), views)
+    by_id, carried = _by_id(evaluation), members(tags)
+    return [_slice(cfg, name, [by_id[q] for q in carried.get(name, ()) if q in by_id], list(evaluation.means), views)
             for name in names]
 
 
