@@ -385,3 +385,19 @@ def test_untagging_the_questions_a_pr_breaks_does_not_hide_them(kb, tmp_path, ca
     assert [v["paired_questions"] for v in billing["views"]] == [1, 5]
     assert code == 1 and any(r.startswith("slice `billing`:") and "on the base's gold set (5 questions in both)" in r
                              for r in reasons(text)), text
+
+
+def test_every_new_schema_key_has_a_description():
+    from rag_corpus_check.core.schemas import load_schema
+
+    config = load_schema("config")["properties"]["slices"]
+    rule = config["additionalProperties"]
+    tags = load_schema("gold")["$defs"]["query"]["properties"]["tags"]
+    results = load_schema("results")["properties"]["slices"]
+    entry = results["properties"]["slices"]["items"]
+    nodes = [config, rule, *rule["properties"].values(), tags, load_schema("common")["$defs"]["tag"], results,
+             *results["properties"].values(), *entry["properties"].values(),
+             *entry["properties"]["thresholds"]["items"]["properties"].values(),
+             *entry["properties"]["views"]["items"]["properties"].values(),
+             load_schema("results")["properties"]["queries"]["items"]["properties"]["tags"]]
+    assert all(node.get("description") for node in nodes), [n for n in nodes if not n.get("description")]
