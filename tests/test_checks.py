@@ -34,6 +34,7 @@ def record(keys: dict, extra_keys: list[str], required: list[str]):
     return st.one_of(plausible, anything)
 
 
+TAGS = ["billing", "ru", "lang:ru", "a.b-c_d", "t" * 64, "t" * 65, "-x", "bil ling", "billing\n", "é", "١"]
 ids = st.one_of(st.sampled_from(["doc-1", "q1", "a" * 512]), st.text(min_size=1, max_size=20))
 corpus = record({"id": ids, "text": text, "title": text, "type": text,
                  "status": st.sampled_from(["active", "stale", "restricted", "gone", ""]),
@@ -43,7 +44,9 @@ run = record({"query_id": ids, "ranking": st.lists(st.one_of(ids, ids, text, sca
               "snapshot": text}, ["score"], ["query_id", "ranking"])
 gold = record({"query_id": ids, "query": text,
                "relevant": st.dictionaries(st.one_of(ids, text), st.one_of(st.integers(-2, 1002), st.integers(0, 2), scalar), max_size=4),
-               "snapshot": text, "metadata": st.dictionaries(text, scalar, max_size=2)}, ["relevance"],
+               "snapshot": text, "metadata": st.dictionaries(text, scalar, max_size=2),
+               "tags": st.one_of(st.lists(st.one_of(st.sampled_from(TAGS), text, scalar), max_size=4),
+                                 st.lists(st.sampled_from(TAGS), max_size=22))}, ["relevance"],
               ["query_id", "relevant"])
 
 CASES = [
@@ -113,3 +116,21 @@ def test_the_rules_come_from_the_schemas():
     assert text == {"$ref": "common.schema.json#/$defs/text"}  # a description is an annotation, not a rule
     assert checks.RANKING_MAX == load_schema("run")["properties"]["ranking"]["maxItems"]
     assert checks.STATUS == set(load_schema("corpus")["properties"]["status"]["enum"])
+
+
+@pytest.mark.parametrize("tags,valid", [
+    (["billing", "ru"], True),
+    (["t" * 64], True),
+    (["t" * 65], False),
+    ([f"t{i}" for i in range(20)], True),
+    ([f"t{i}" for i in range(21)], False),
+    (["billing", "billing"], False),
+    (["billing\n"], False),
+    (["é"], False),
+    ([], True),
+    ("billing", False),
+])
+def test_tags_boundaries(tags, valid):
+    rec = {"query_id": "q", "relevant": {}, "tags": tags}
+    assert checks.gold_query(rec) is valid
+    assert validator("gold", "#/$defs/query").is_valid(rec) is valid

@@ -13,7 +13,9 @@ from rag_corpus_check.core.schemas import validator
 from rag_corpus_check.core.text import natural_key, safe_text
 from rag_corpus_check.gate.bootstrap import mean_intervals
 from rag_corpus_check.gate.rules import NO_BASE, head_rules
+from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import apply_thresholds
+from rag_corpus_check.inputs import Gold, GoldQuery
 from rag_corpus_check.metrics.evaluate import QueryResult, by_type_rows, summarize
 from rag_corpus_check.metrics.measures import parse_measure
 from rag_corpus_check.pipeline.context import Context
@@ -147,6 +149,17 @@ def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> N
     out.intervals = mean_intervals(evaluation)  # from the merged questions: as one check would give them
     out.irrelevant_by_type = by_type_rows(*shards.by_type)
     out.thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
+    _slices(out, cfg, shards, evaluation)
+
+
+def _slices(out: Outcome, cfg: Config, shards: _Shards, evaluation) -> None:
+    """The slices over every shard's questions (their tags are in the shard
+    results), gated as in one unsharded run."""
+    tags = {qid: tuple(q["tags"]) for qid, q in shards.queries.items() if q.get("tags")}
+    out.gold = Gold(file=cfg.path_display, queries={qid: GoldQuery(qid, None, {}, {}, tags=t) for qid, t in tags.items()})
+    unknown_slices(cfg, tags, out.problems)
+    names, left_out = slice_names(cfg, tags)
+    out.slices = Slices(measure_slices(cfg, evaluation, tags, names, None), left_out)
 
 
 def _well_formed(doc: dict) -> bool:

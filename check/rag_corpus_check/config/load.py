@@ -67,6 +67,20 @@ class PerQuestion:
     max_questions: int = 0
 
 
+SLICE_MIN_QUESTIONS = 10  # `slices.<tag>.min_questions` by default
+
+
+@dataclass(frozen=True)
+class SliceRule:
+    """`slices.<tag>`: the thresholds of the questions tagged ``tag``, gated
+    when the slice has at least ``min_questions`` questions in its means.
+    ``line``: where the config names it (None for a rule the base added)."""
+
+    thresholds: tuple[Threshold, ...] = ()
+    min_questions: int = SLICE_MIN_QUESTIONS
+    line: int | None = None
+
+
 @dataclass
 class Config:
     path_display: str
@@ -93,6 +107,7 @@ class Config:
     thresholds: list[Threshold] = field(default_factory=list)
     reported: list[Measure] = field(default_factory=list)  # `measures:`, reported without a threshold
     per_question: PerQuestion | None = None  # None only until the config is built (see _thresholds)
+    slices: dict[str, SliceRule] = field(default_factory=dict)  # tag -> its rules (`slices:`)
     inactive_labels: str = "warning"
     missing_queries: str = "warning"
     extra_queries: str = "warning"
@@ -147,7 +162,8 @@ class Config:
         """Every measure computed: the headline ones at the config's k, then
         any other a threshold or `measures:` names (by k, Rprec last)."""
         first = headline(self.k)
-        rest = ({t.measure for t in self.thresholds} | set(self.reported) | set(self._per_question_measure()))
+        rest = ({t.measure for t in self.thresholds} | set(self.reported) | set(self._per_question_measure())
+                | {t.measure for rule in self.slices.values() for t in rule.thresholds})
         rest -= set(first)
         return first + sorted(rest, key=lambda m: (m.k or MAX_K + 1, ORDER[m.name]))
 
@@ -288,7 +304,21 @@ def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
     cfg.thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
     cfg.reported = list(filter(None, listed))
     cfg.per_question = _per_question(cfg, doc, problems)
-    return None not in named.values() and None not in listed and cfg.per_question is not None
+    slices_ok = _slices(cfg, doc, problems)
+    return None not in named.values() and None not in listed and cfg.per_question is not None and slices_ok
+
+
+def _slices(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+    """`slices:`, each threshold's measure parsed; False when one is unknown (a problem)."""
+    ok = True
+    for tag, spec in _section(doc, "slices").items():
+        given = spec.get("thresholds", {})
+        named = {name: _measure(cfg, doc, name, ["slices", tag, "thresholds", name], f"slice `{tag}` threshold",
+                                problems) for name in given}
+        ok = ok and None not in named.values()
+        cfg.slices[tag] = SliceRule(tuple(_threshold(m, given[name]) for name, m in named.items() if m),
+                                    spec.get("min_questions", SLICE_MIN_QUESTIONS), line_of(doc, ["slices", tag]))
+    return ok
 
 
 def _per_question(cfg: Config, doc: dict, problems: P.Problems) -> PerQuestion | None:

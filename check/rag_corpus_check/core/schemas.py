@@ -172,7 +172,9 @@ _WORDING = {
     "maxItems": lambda val, inst, schema: f"more than {val} items",
     "not": lambda val, inst, schema: "contains a control character or line break",
     "pattern": lambda val, inst, schema: f"does not match the pattern {safe_text(val, 80)}",
-    "propertyNames": lambda val, inst, schema: "a key is not a valid id (empty, too long, or with control characters)",
+    "propertyNames": lambda val, inst, schema: (
+        "a key is not a valid tag (1-64 ASCII letters, digits and `_ . : -`)" if str(val.get("$ref", "")).endswith("/tag")
+        else "a key is not a valid id (empty, too long, or with control characters)"),
     "oneOf": lambda val, inst, schema: "must be a number between 0 and 1, or a mapping with `min` (and `max_drop`)",
 }
 

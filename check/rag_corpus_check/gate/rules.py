@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, Threshold
+from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, SliceRule, Threshold
 from rag_corpus_check.gate.significance import alpha_changes, stricter_alpha
 
 BASE = "base"
@@ -119,38 +119,57 @@ def _layout_changes(base: Layout, head: Layout, configured: str, prefix: str) ->
     return out
 
 
-def _threshold_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
-    bth = {t.measure: t for t in base.thresholds}
-    hth = {t.measure: t for t in head.thresholds}
+def _threshold_changes(base: list[Threshold], head: list[Threshold], changes: list[str], loosened: list[str],
+                       where: str = "") -> None:
+    """The changes of a list of thresholds (``where``: the slice's, as a prefix of each message)."""
+    bth = {t.measure: t for t in base}
+    hth = {t.measure: t for t in head}
     for m, bt in bth.items():
         ht = hth.get(m)
         if ht is None:
-            _loose(f"threshold `{m}` removed (was ≥ {bt.min:g})", changes, loosened)
+            _loose(f"{where}threshold `{m}` removed (was ≥ {bt.min:g})", changes, loosened)
         else:
-            _threshold_change(bt, ht, changes, loosened)
-    changes += [f"threshold `{m}` added (≥ {ht.min:g})" for m, ht in hth.items() if m not in bth]
+            _threshold_change(bt, ht, changes, loosened, where)
+    changes += [f"{where}threshold `{m}` added (≥ {ht.min:g})" for m, ht in hth.items() if m not in bth]
 
 
-def _threshold_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str]) -> None:
+def _threshold_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str], where: str) -> None:
     m = bt.measure
     if ht.min < bt.min:
-        _loose(f"threshold `{m}` lowered: {bt.min:g} → {ht.min:g}", changes, loosened)
+        _loose(f"{where}threshold `{m}` lowered: {bt.min:g} → {ht.min:g}", changes, loosened)
     elif ht.min > bt.min:
-        changes.append(f"threshold `{m}` raised: {bt.min:g} → {ht.min:g}")
-    _drop_change(bt, ht, changes, loosened)
+        changes.append(f"{where}threshold `{m}` raised: {bt.min:g} → {ht.min:g}")
+    _drop_change(bt, ht, changes, loosened, where)
 
 
 _NO_DROP = float("inf")  # no max_drop: any drop is allowed
 
 
-def _drop_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str]) -> None:
+def _drop_change(bt: Threshold, ht: Threshold, changes: list[str], loosened: list[str], where: str) -> None:
     b = _NO_DROP if bt.max_drop is None else bt.max_drop
     h = _NO_DROP if ht.max_drop is None else ht.max_drop
     if h > b:
-        _loose(f"`max_drop` of `{bt.measure}` loosened: {b:g} → {'none' if h == _NO_DROP else f'{h:g}'}",
+        _loose(f"{where}`max_drop` of `{bt.measure}` loosened: {b:g} → {'none' if h == _NO_DROP else f'{h:g}'}",
                changes, loosened)
     elif h < b:
-        changes.append(f"`max_drop` of `{bt.measure}` tightened: {_show(bt.max_drop)} → {h:g}")
+        changes.append(f"{where}`max_drop` of `{bt.measure}` tightened: {_show(bt.max_drop)} → {h:g}")
+
+
+def _slice_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
+    """`slices:` — a slice rule removed, a threshold of one lowered or
+    removed, its max_drop raised, or its min_questions raised (fewer
+    slices gated) loosen it."""
+    for tag, b in base.slices.items():
+        h = head.slices.get(tag)
+        if h is None:
+            _loose(f"slice `{tag}` removed from `slices`", changes, loosened)
+            continue
+        _threshold_changes(list(b.thresholds), list(h.thresholds), changes, loosened, f"slice `{tag}`: ")
+        if h.min_questions > b.min_questions:
+            _loose(f"slice `{tag}`: `min_questions` raised: {b.min_questions} → {h.min_questions}", changes, loosened)
+        elif h.min_questions < b.min_questions:
+            changes.append(f"slice `{tag}`: `min_questions` lowered: {b.min_questions} → {h.min_questions}")
+    changes += [f"slice `{tag}` added to `slices`" for tag in head.slices if tag not in base.slices]
 
 
 def _loose(message: str, changes: list[str], loosened: list[str]) -> None:
@@ -170,7 +189,8 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
         _loose(message, changes, loosened)
     for message in _ranking_changes(ranking(base, base_layout.run), ranking(head, head_layout.run)):
         _loose(message, changes, loosened)
-    _threshold_changes(base, head, changes, loosened)
+    _threshold_changes(base.thresholds, head.thresholds, changes, loosened)
+    _slice_changes(base, head, changes, loosened)
     _per_question_changes(base, head, changes, loosened)
     for found, into in zip(alpha_changes(base.significance, head.significance), (changes, loosened), strict=True):
         into += found
@@ -268,6 +288,7 @@ def enforce(rules: Rules, base: Config, head: Config) -> None:
     head.thresholds = merge_thresholds(base.thresholds, head.thresholds)
     head.per_question = _stricter(base.per_question, head.per_question)
     head.significance = stricter_alpha(base.significance, head.significance)
+    head.slices = merge_slices(base.slices, head.slices)
     for name in VALIDATION:
         if "error" in (getattr(base, name), getattr(head, name)):
             setattr(head, name, "error")
@@ -300,3 +321,18 @@ def merge_thresholds(base: list[Threshold], head: list[Threshold]) -> list[Thres
         drops = [d for d in (bt.max_drop, ht.max_drop) if d is not None]
         merged[str(ht.measure)] = Threshold(bt.measure, max(bt.min, ht.min), min(drops) if drops else None)
     return list(merged.values())
+
+
+def merge_slices(base: dict[str, SliceRule], head: dict[str, SliceRule]) -> dict[str, SliceRule]:
+    """The base's slice rules, each tightened by the head's (thresholds as
+    :func:`merge_thresholds`, the lower min_questions), plus the head's new
+    ones. A rule only the base has keeps no line of the head's config."""
+    merged = dict(head)
+    for tag, b in base.items():
+        h = head.get(tag)
+        if h is None:
+            merged[tag] = SliceRule(b.thresholds, b.min_questions, None)
+            continue
+        merged[tag] = SliceRule(tuple(merge_thresholds(list(b.thresholds), list(h.thresholds))),
+                                min(b.min_questions, h.min_questions), h.line)
+    return merged

@@ -33,6 +33,7 @@ class Text:
     low: int
     high: int
     bad: Callable[[str], object] | None
+    good: Callable[[str], object] | None = None  # a `pattern` the string must match (jsonschema: re.search)
 
     @classmethod
     def of(cls, spec: dict) -> Text:
@@ -43,13 +44,17 @@ class Text:
         # joined text is printable: sound only if the space is allowed and
         # every forbidden character is unprintable (tests/test_checks.py).
         assert bad is None or not bad(" ")
-        return cls(spec.get("minLength", 0), spec.get("maxLength", 2**63), bad)
+        good = re.compile(spec["pattern"]).search if "pattern" in spec else None
+        return cls(spec.get("minLength", 0), spec.get("maxLength", 2**63), bad, good)
 
     def ok(self, v: object) -> bool:
-        return type(v) is str and self.low <= len(v) <= self.high and not (self.bad and self.bad(v))
+        return (type(v) is str and self.low <= len(v) <= self.high and not (self.bad and self.bad(v))
+                and not (self.good and not self.good(v)))
 
     def all_ok(self, values: list) -> bool:
         """:meth:`ok` for every one of ``values``, in a few C passes."""
+        if self.good is not None:
+            return all(map(self.ok, values))
         if not values or set(map(type, values)) != {str}:
             return not values
         lengths = list(map(len, values))
@@ -103,6 +108,9 @@ TEXT, TITLE, TYPE = (Text.of(_spec("corpus", "", k)) for k in ("text", "title", 
 STATUS = frozenset(_spec("corpus", "", "status")["enum"])
 RANKING_MAX = _spec("run", "", "ranking")["maxItems"]
 QUERY_TEXT = Text.of(_spec("gold", "#/$defs/query", "query"))
+_TAGS = _spec("gold", "#/$defs/query", "tags")
+TAG, TAGS_MAX = Text.of(resolved("gold", _TAGS["items"])), _TAGS["maxItems"]
+assert _TAGS["uniqueItems"] is True
 _GRADE = resolved("gold", _spec("gold", "#/$defs/query", "relevant")["additionalProperties"])
 GRADE_MIN, GRADE_MAX = _GRADE["minimum"], _GRADE["maximum"]
 _OBJECTS = {k for k, s in _CORPUS["properties"].items() if s.get("type") == "object"} | {
@@ -156,7 +164,14 @@ def gold_query(r: object) -> bool:
         return False
     assert isinstance(r, dict)
     return (ID.ok(r["query_id"]) and _optional(r, "query", QUERY_TEXT.ok) and _relevant_ok(r["relevant"])
-            and _optional(r, "snapshot", SNAPSHOT.ok) and _optional(r, "metadata", _is_dict))
+            and _optional(r, "snapshot", SNAPSHOT.ok) and _optional(r, "metadata", _is_dict)
+            and _optional(r, "tags", tags_ok))
+
+
+def tags_ok(tags: object) -> bool:
+    """A question's `tags`: a list of at most TAGS_MAX tags, each once."""
+    return (type(tags) is list and len(tags) <= TAGS_MAX and TAG.all_ok(tags)
+            and len(set(tags)) == len(tags))
 
 
 def _relevant_ok(rel: object) -> bool:
@@ -317,11 +332,12 @@ def run_block(values: list, ranked: set) -> tuple[list, list, list]:
     return qids, rankings, snaps
 
 
-def gold_block(values: list) -> tuple[list, list, list, list]:
+def gold_block(values: list) -> tuple[list, list, list, list, list]:
     """:func:`gold_query` for a block of JSONL gold lines at once:
-    ``(query_ids, relevant, queries, snapshots)`` with each ``relevant`` a
-    dict (None where a line has no query or snapshot); ValueError (or
-    KeyError, TypeError, Slow) if any line is invalid."""
+    ``(query_ids, relevant, queries, snapshots, tags)`` with each
+    ``relevant`` a dict and each ``tags`` a tuple (None where a line has no
+    query or snapshot); ValueError (or KeyError, TypeError, Slow) if any
+    line is invalid."""
     columns = block_columns(values, QUERY_SHAPE)
     n = len(values)
     labels = columns["relevant"]
@@ -337,7 +353,15 @@ def gold_block(values: list) -> tuple[list, list, list, list]:
     queries = columns.get("query") or [None] * n
     if not QUERY_TEXT.all_ok(present(queries)):
         raise ValueError("query")
-    return columns["query_id"], relevant, queries, snapshots_and_metadata(columns, n)
+    return columns["query_id"], relevant, queries, snapshots_and_metadata(columns, n), _tag_column(columns, n)
+
+
+def _tag_column(columns: dict, n: int) -> list[tuple[str, ...]]:
+    """The `tags` column as tuples (() where a line has none); ValueError if one is invalid."""
+    column = columns.get("tags") or [None] * n
+    if not all(map(tags_ok, present(column))):
+        raise ValueError("tags")
+    return [tuple(t or ()) for t in column]
 
 
 def ranked_ids_ok(ranked: set) -> bool:

@@ -78,13 +78,14 @@ def read_gold(real: str, file: str, limits: Limits, hasher=None) -> Gold:
     """JSONL gold (a question per line)."""
     gold = Gold(file=file, format="jsonl")
     queries = gold.queries
-    for first, _raw, n, (qids, relevant, texts, snaps) in checked_blocks(real, file, limits, hasher, gold_block):
+    for first, _raw, n, (qids, relevant, texts, snaps, tags) in checked_blocks(real, file, limits, hasher,
+                                                                             gold_block):
         if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
             raise Slow  # a question twice
         # Every label of a JSONL question is on its line: no label lines.
         no_lines: map[dict] = map(dict, repeat((), n))
-        queries.update(zip(qids, map(GoldQuery, qids, range(first, first + n), relevant, no_lines, texts, snaps),
-                           strict=True))
+        queries.update(zip(qids, map(GoldQuery, qids, range(first, first + n), relevant, no_lines, texts, snaps,
+                                     tags), strict=True))
     return gold
 
 

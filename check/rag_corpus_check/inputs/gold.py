@@ -212,6 +212,8 @@ def _plain(q):
     for key in ("relevant", "metadata"):
         if isinstance(q.get(key), dict):
             q[key] = dict(q[key])
+    if isinstance(q.get("tags"), list):
+        q["tags"] = list(q["tags"])
     return q
 
 
@@ -237,7 +239,7 @@ def _add_query(gold: Gold, rec: dict, line, label_lines, file: str, problems: P.
         )
         return
     gold.queries[qid] = GoldQuery(qid, line, dict(rec["relevant"]), label_lines, rec.get("query"),
-                                  rec.get("snapshot"))
+                                  rec.get("snapshot"), tuple(rec.get("tags", ())))
 
 
 _GRADE = re.compile(r"-?[0-9]{1,6}")

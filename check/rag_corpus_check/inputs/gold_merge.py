@@ -91,6 +91,7 @@ def _question(merged: MergedGold, file: str, q: GoldQuery, problems: P.Problems)
         return
     for what in ("text", "snapshot"):
         _same(merged, have, file, q, what, problems)
+    _same_tags(merged, have, file, q, problems)
     for doc_id, grade in q.relevant.items():
         _label(merged, have, file, q, doc_id, grade, problems)
 
@@ -110,6 +111,19 @@ def _same(merged: MergedGold, have: GoldQuery, file: str, q: GoldQuery, what: st
     problems.add(P.CONSISTENCY, f"the {_WHAT[what]} differs between {_at((file, q.line))} and "
                  f"{_at(where(merged, have))}; a question has one (with a retriever, its text decides what is "
                  "retrieved) — make them equal, or leave it out of one file", file=file, line=q.line, id=q.query_id)
+
+
+def _same_tags(merged: MergedGold, have: GoldQuery, file: str, q: GoldQuery, problems: P.Problems) -> None:
+    """A question's tags in two files: taken from the one that has them (a
+    worksheet of `pool` has none); two that differ (as sets) are an error."""
+    if not q.tags or set(q.tags) == set(have.tags):
+        return
+    if not have.tags:
+        have.tags = q.tags
+        return
+    problems.add(P.CONSISTENCY, f"the question's tags differ between {_at((file, q.line))} and "
+                 f"{_at(where(merged, have))}; a question has one set of tags (its slices) — make them equal, or "
+                 "leave them out of one file", file=file, line=q.line, id=q.query_id)
 
 
 def _label(merged: MergedGold, have: GoldQuery, file: str, q: GoldQuery, doc_id: str, grade: int,

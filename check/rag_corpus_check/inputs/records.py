@@ -177,6 +177,7 @@ class GoldQuery:
     label_lines: dict[str, int | None]
     text: str | None = None
     snapshot: str | None = None
+    tags: tuple[str, ...] = ()  # the slices the question belongs to (gold `tags:`)
 
 
 @dataclass
@@ -190,6 +191,10 @@ class Gold:
     def grades(self) -> dict[str, dict[str, int]]:
         """question -> its judged grades."""
         return {qid: q.relevant for qid, q in self.queries.items()}
+
+    def tags(self) -> dict[str, tuple[str, ...]]:
+        """question -> its tags (the questions that have some)."""
+        return {qid: q.tags for qid, q in self.queries.items() if q.tags}
 
     def labelled(self) -> set[str]:
         """Every document id some question labels (in C: one pass over the labels)."""

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rag_corpus_check.gate.label_debt import Debt
     from rag_corpus_check.gate.rules import Rules
     from rag_corpus_check.gate.significance import SignificanceResult
+    from rag_corpus_check.gate.slices import Slices
     from rag_corpus_check.gate.thresholds import PerQuestionResult, ThresholdResult
     from rag_corpus_check.inputs import CorpusView, Gold, Run
     from rag_corpus_check.metrics.evaluate import Evaluation
@@ -48,6 +49,8 @@ class BaseResult:
     notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
     comparison: Comparison | None = None
     rankings: dict[str, list[str]] | None = None  # the base's, as evaluated (for `rag-corpus-check pool`)
+    slice_views: dict | None = None  # slice -> its base → head views (gate.slices.compare_slices)
+    slices_left_out: int = 0  # tags of the head's or the base's gold set not reported (gate.slices.MAX_SLICES)
 
 
 @dataclass
@@ -73,6 +76,7 @@ class Outcome:
     intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
     debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
     significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
+    slices: Slices | None = None  # the gold set's tags, measured (gate.slices)
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
     vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
@@ -128,7 +132,16 @@ def gate_reasons(out: Outcome) -> list[str]:
     the thresholds and the per-question rule not met (what a reader needs
     first, in the console, the annotations and the summary)."""
     return (_refused(out) + _loosened(out) + [_below(t) for t in out.thresholds if not t.passed]
-            + _per_question(out) + (out.significance.reasons() if out.significance else []) + _vectors(out))
+            + _slice_reasons(out) + _per_question(out) + _significance(out) + _vectors(out))
+
+
+def _significance(out: Outcome) -> list[str]:
+    return out.significance.reasons() if out.significance else []
+
+
+def _slice_reasons(out: Outcome) -> list[str]:
+    results = out.slices.results if out.slices is not None else []
+    return [f"slice `{s.name}`: {_below(t)}" for s in results for t in s.thresholds if not t.passed]
 
 
 def _refused(out: Outcome) -> list[str]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate.compare import Comparison, max_drop_failures
+from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
 from rag_corpus_check.inputs.cross_file import check_labels, cross_check
@@ -127,6 +128,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
     out.gold, out.run = inputs.gold, inputs.run
     if out.gold is not None:
         duplicate_questions(out.gold, out.problems)
+        unknown_slices(cfg, out.gold.tags(), out.problems)  # before a shard keeps some questions
     if out.gold is not None and options.shard:
         _keep_shard(out, options.shard)
     if retriever is not None and _labels_hold(cfg, out, inputs):
@@ -311,6 +313,7 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
     the paired means of each gold set, and the per-question rule."""
     if out.evaluation is None:
         return
+    _slices(cfg, out)
     add_uncertainty(cfg, out, comparison)
     if comparison is None:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
@@ -321,6 +324,18 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
                                       base_means)
     if cfg.per_question is not None:
         out.per_question = PerQuestionResult(cfg.per_question, {v.gold: v.over_limit for v in comparison.views})
+
+
+def _slices(cfg: Config, out: Outcome) -> None:
+    """Every slice measured (and compared, when the base was) and gated."""
+    assert out.evaluation is not None and out.gold is not None
+    tags = out.gold.tags()
+    if out.base is not None and out.base.slice_views is not None:
+        views = out.base.slice_views
+        out.slices = Slices(measure_slices(cfg, out.evaluation, tags, list(views), views), out.base.slices_left_out)
+        return
+    names, left_out = slice_names(cfg, tags)
+    out.slices = Slices(measure_slices(cfg, out.evaluation, tags, names, None), left_out)
 
 
 def in_shard(query_id: str, shard: tuple[int, int]) -> bool:

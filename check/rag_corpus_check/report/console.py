@@ -17,6 +17,7 @@ from rag_corpus_check.pipeline.outcome import (
     Outcome,
     gate_reasons,
 )
+from rag_corpus_check.report.by_slice import console_lines as slice_lines
 from rag_corpus_check.report.changes import (
     dropped,
     moved_documents,
@@ -36,7 +37,8 @@ WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT",
 
 
 def render_console(out: Outcome, results_path: str | None, summary_path: str | None) -> str:
-    lines = _head(out) + _why_failed(out) + _comparison(out) + _thresholds(out) + _means(out) + _problem_lines(out)
+    lines = _head(out) + _why_failed(out) + _comparison(out) + _thresholds(out) + slice_lines(out) + _means(out)
+    lines += _problem_lines(out)
     lines += _verdict_note(out) + _conventions(out)
     lines += _path_line("results", results_path) + _path_line("summary", summary_path)
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ import tempfile
 
 from rag_corpus_check.core.text import natural_key
 from rag_corpus_check.pipeline.outcome import Outcome, environment
+from rag_corpus_check.report.by_slice import slices_json
 from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.confidence import results_json
 from rag_corpus_check.report.conventions import conventions_json
@@ -29,7 +30,8 @@ def results_dict(out: Outcome) -> dict:
         "thresholds": [_threshold(t) for t in out.thresholds],
         "per_question": per_question_json(out),
         **results_json(out),
-        "queries": [_query(q) for q in (ev.queries if ev else [])],
+        "slices": slices_json(out),
+        "queries": [_query(q, out) for q in (ev.queries if ev else [])],
         "run_source": _run_source(out),
         "comparison": comparison_json(out),
         "irrelevant_by_type": out.irrelevant_by_type,
@@ -44,9 +46,18 @@ def _shard(out: Outcome) -> dict | None:
     return {"index": shard[0], "count": shard[1]} if shard else None
 
 
-def _query(q) -> dict:
-    return {"query_id": q.query_id, "status": q.status, "in_run": q.in_run, "relevant": q.relevant,
-            "values": {str(m): v for m, v in q.values.items()}}
+def _query(q, out: Outcome) -> dict:
+    entry = {"query_id": q.query_id, "status": q.status, "in_run": q.in_run, "relevant": q.relevant,
+             "values": {str(m): v for m, v in q.values.items()}}
+    tags = _tags(out, q.query_id)
+    if tags:
+        entry["tags"] = list(tags)
+    return entry
+
+
+def _tags(out: Outcome, query_id: str) -> tuple[str, ...]:
+    question = out.gold.queries.get(query_id) if out.gold is not None else None
+    return question.tags if question is not None else ()
 
 
 def _counts(out: Outcome) -> dict:

@@ -17,6 +17,7 @@ from rag_corpus_check.pipeline.outcome import (
     environment,
     gate_reasons,
 )
+from rag_corpus_check.report.by_slice import add_section as add_slice_section
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.confidence import mean_rows, means_note
 from rag_corpus_check.report.conventions import convention_lines
@@ -47,6 +48,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     _head(s, out)
     _thresholds(s, out)
     add_change_sections(s, out)  # on a pull request, what a reviewer reads first
+    add_slice_section(s, out)
     _problems(s, out)
     add_retrieval_sections(s, out)
     _means(s, out)
