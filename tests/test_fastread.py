@@ -56,7 +56,7 @@ def _fast(kind, path, limits):
 
 def _view(kind, out):
     if kind == "corpus":
-        return (out.docs, {d: out.line(d) for d in out.docs}, out.inactive, out.snapshots, out.fingerprint)
+        return (out.docs, {d: out.line(d) for d in out.docs}, out.inactive, out.snapshots, out.fingerprint, out.blank)
     if kind == "gold":
         return {q: (g.line, g.relevant, g.label_lines, g.text, g.snapshot) for q, g in out.queries.items()}
     return {q: (r.line, r.ranking, r.snapshot) for q, r in out.queries.items()}

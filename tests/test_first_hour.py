@@ -153,7 +153,7 @@ def test_a_document_with_no_text_and_no_title_is_a_warning(kb, tmp_path, capsys)
 
 def test_a_blank_document_in_a_big_corpus_is_found_too(kb, tmp_path, capsys):
     """Over 8 MiB the corpus is read by the fast reader (in a second process on
-    Linux); a blank text makes it give up to the exact reader, which warns."""
+    Linux when a CPU is free), which notes a blank text itself: the same warning."""
     docs = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
     filler = "".join(json.dumps({"id": f"fill-{i}", "text": "words " * 200}) + "\n" for i in range(8000))
     (kb / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs) + filler

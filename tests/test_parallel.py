@@ -8,8 +8,16 @@ import os
 import pytest
 
 from conftest import write
+from rag_corpus_check.core.problems import Problems
 from rag_corpus_check.inputs import child, fast
 from rag_corpus_check.safe_io import Limits, Sha256
+
+
+@pytest.fixture(autouse=True)
+def parallel(monkeypatch):
+    """A child whatever the load of the machine (RAG_CORPUS_CHECK_PARALLEL=1):
+    these tests are about what it does; when it is started, below."""
+    monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "1")
 
 
 @pytest.fixture
@@ -412,3 +420,68 @@ def test_closing_with_a_question_still_being_written_ends_everything(tmp_path):
     assert threading.active_count() == 1
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+# ---------------------------------------------------------------- when a child pays
+
+
+@pytest.mark.parametrize("load,runnable,setting,forked", [
+    (0.1, 0, "auto", True),  # quiet
+    (1.6, 0, "auto", True),  # this check's own earlier runs, in the average only
+    (0.2, 3, "auto", True),  # a burst right now
+    (1.1, 1, "auto", False),  # another process keeps a core busy: the child could not overlap
+    (3.0, 5, "auto", False),
+    (1.1, 1, "1", True),  # turned on whatever the load
+    (0.1, 0, "0", False),
+])
+def test_a_child_only_when_a_cpu_is_free_for_it(repo, monkeypatch, load, runnable, setting, forked):
+    monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", setting)
+    monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(child, "_runnable_others", lambda: runnable)
+    assert child.can_fork(str(repo / "corpus.jsonl")) is forked
+
+
+def test_a_process_that_keeps_a_core_busy_is_counted(tmp_path):
+    """/proc/loadavg's runnable threads, read for real: a process spinning
+    on a core is one of them (the machine's other processes only add)."""
+    import subprocess
+    import sys
+
+    flag = tmp_path / "spinning"
+    spin = subprocess.Popen([sys.executable, "-c", f"open({str(flag)!r}, 'w').close()\nwhile True: pass"])
+    try:
+        while not flag.exists():
+            os.sched_yield()
+        with open(f"/proc/{spin.pid}/stat") as f:
+            assert f.read().rsplit(")", 1)[1].split()[0] == "R"  # runnable: running or waiting for a CPU
+        assert child._runnable_others() >= 1
+    finally:
+        spin.kill()
+        spin.wait()
+
+
+def test_a_blank_document_is_a_warning_of_the_fast_reader_not_a_second_read(repo, run_cli, monkeypatch):
+    """A corpus with blank texts is read once, by the fast reader (in the
+    child or here), which notes each blank document; the warnings are the
+    exact reader's, line for line."""
+    from rag_corpus_check.inputs import corpus as exact_corpus
+
+    exact_calls = []
+    real = exact_corpus.read_corpus
+    monkeypatch.setattr(exact_corpus, "read_corpus", lambda *a, **k: exact_calls.append(a[0]) or real(*a, **k))
+    with open(repo / "corpus.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"id": "empty-1", "text": "  "}\n{"id": "titled", "title": "A title", "text": ""}\n'
+                '{"id": "empty-2", "title": " ", "text": "\\n"}\n')
+    monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
+    results = {}
+    for setting in ("1", "0"):  # in a child, then here
+        monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", setting)
+        code, _, _, res, _ = run_cli()
+        assert code == 0 and exact_calls == []
+        results[setting] = [(p["id"], p["line"]) for p in res["problems"] if "no text and no title" in p["message"]]
+    assert results["1"] == results["0"] == [("empty-1", 31), ("empty-2", 33)]
+    fast_corpus = fast.read_corpus(str(repo / "corpus.jsonl"), "corpus.jsonl", Limits())
+    exact = real(str(repo / "corpus.jsonl"), "corpus.jsonl", Limits(), Problems())
+    assert fast_corpus.blank == exact.blank == [("empty-1", 31), ("empty-2", 33)]

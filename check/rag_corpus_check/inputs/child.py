@@ -1,6 +1,6 @@
 """A big corpus read in a second process, which keeps it and answers the
 :class:`CorpusView` questions the checks ask (Linux, 2+ CPUs, over
-:data:`FORK_MIN_BYTES`).
+:data:`FORK_MIN_BYTES`, a CPU free: :func:`can_fork`).
 
 Why: the parent reads the gold set and the run and computes the measures
 while the child reads the corpus; the whole check at 100k documents takes
@@ -19,6 +19,7 @@ block the other for good.
 from __future__ import annotations
 
 import marshal
+import math
 import os
 import signal
 import struct
@@ -40,19 +41,48 @@ _SIZE = struct.Struct("<Q")
 def can_fork(real: str) -> bool:
     """Whether reading this corpus in a child pays: Linux (fork without exec
     is not safe everywhere), one thread (fork copies one; another could hold a
-    lock forever), 2+ CPUs, a corpus over FORK_MIN_BYTES, and not turned off
-    (RAG_CORPUS_CHECK_PARALLEL=0)."""
-    if sys.platform != "linux" or os.environ.get("RAG_CORPUS_CHECK_PARALLEL", "1") == "0":
-        return False
-    if threading.active_count() != 1:
+    lock forever), 2+ CPUs, a corpus over FORK_MIN_BYTES, and a CPU free for
+    the child (:func:`cores_free`). RAG_CORPUS_CHECK_PARALLEL=0 turns it off,
+    =1 on whatever the load (the other conditions still hold)."""
+    setting = os.environ.get("RAG_CORPUS_CHECK_PARALLEL", "auto")
+    if sys.platform != "linux" or setting == "0" or threading.active_count() != 1:
         return False
     try:
-        if len(os.sched_getaffinity(0)) < 2:
-            return False
+        cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return False
     size = file_size(real)
-    return size is not None and size >= FORK_MIN_BYTES
+    big = cpus >= 2 and size is not None and size >= FORK_MIN_BYTES
+    return big and (setting == "1" or cores_free(cpus) >= FREE_CORES_MIN)
+
+
+# This process's core and one for the child, less half a core of slack for
+# short bursts. Why: under load the child cannot overlap (measured: one
+# process was 0.91x the wall of two on busy cores; quiet, two were 1.63x
+# faster; bench/trec.py).
+FREE_CORES_MIN = 1.5
+
+
+def cores_free(cpus: int) -> float:
+    """The CPUs not wanted by other processes (this one's included): ``cpus``
+    less the smaller of the 1-minute load average and the threads runnable
+    right now besides this one (``/proc/loadavg``). A process that keeps a
+    core busy counts in both; a burst now, or this check's own earlier runs
+    (in the average), in one only."""
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        return float(cpus)
+    return cpus - min(busy, _runnable_others())
+
+
+def _runnable_others() -> float:
+    """Threads runnable now, this one not counted (inf when unknown)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return int(f.read().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        return math.inf
 
 
 def _write(fd: int, value: Any) -> None:
@@ -138,7 +168,8 @@ def _serve(real: str, file: str, limits: Limits, questions: int, answers: int, s
     except (Slow, InputError):
         return 2  # the parent reads the file and says what is wrong
     _write(answers, {"count": corpus.count, "snapshots": corpus.snapshots, "fingerprint": corpus.fingerprint,
-                     "digest": hasher.hexdigest(), "odd": corpus.odd_ids(), "leaks": scan.state() if scan else None})
+                     "digest": hasher.hexdigest(), "odd": corpus.odd_ids(), "blank": corpus.blank,
+                     "leaks": scan.state() if scan else None})
     while (question := _read(questions)) is not None:
         kind, args = question
         _write(answers, _answer(corpus, kind, args))
@@ -265,7 +296,7 @@ class RemoteCorpus:
         self._odd = [tuple(x) for x in told["odd"]]
         self._shared: dict[tuple, Doc] = {}
         self.parents: dict[str, str] = {}  # the child reads no chunked corpus (its fast reader gives up)
-        self.blank: list[tuple[str, int]] = []  # nor one with a blank document
+        self.blank: list[tuple[str, int]] = told["blank"]  # (id, line) of each blank document
         self.leaks = told["leaks"]  # what the child's LeakScan found (its state()), or None
 
     @property

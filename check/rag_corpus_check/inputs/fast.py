@@ -49,10 +49,11 @@ def read_corpus(real: str, file: str, limits: Limits, hasher=None, on_block=None
     progress = current_progress()
     total_bytes, done_bytes = file_size(real), 0
     label = f"reading {file}"
-    for first, raw_lines, n, (ids, types, statuses, snaps) in checked_blocks(real, file, limits, hasher,
-                                                                             corpus_block, on_block):
+    for first, raw_lines, n, (ids, types, statuses, snaps, blank) in checked_blocks(real, file, limits, hasher,
+                                                                                    corpus_block, on_block):
         count += n
         _add_block(corpus, ids, types, statuses, snaps)
+        corpus.blank.extend((ids[i], first + i) for i in blank)  # a warning, said by validate
         snapshots.update(snaps)
         total += line_sum(raw_lines)
         done_bytes += sum(map(len, raw_lines)) + n

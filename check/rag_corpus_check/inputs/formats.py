@@ -61,6 +61,18 @@ def _fast_run(source, limits, hasher=None):
     return fast.read_run(source.real, source.display, limits, hasher=hasher)
 
 
+def _fast_qrels(source, limits, hasher=None):
+    from rag_corpus_check.inputs import fast_trec  # TREC files only
+
+    return fast_trec.read_qrels(source.real, source.display, limits, hasher, dict(source.grade_map))
+
+
+def _fast_trec_run(source, limits, hasher=None):
+    from rag_corpus_check.inputs import fast_trec  # TREC files only
+
+    return fast_trec.read_run(source.real, source.display, limits, hasher, source.order)
+
+
 def _call(fn, *keep: str) -> Reader:
     """A foreign reader called with the source's fields it takes."""
     def read(source, limits, problems, hasher=None):
@@ -82,14 +94,15 @@ FORMATS: tuple[Format, ...] = (
     Format("yaml", "gold", _gold, (".yml", ".yaml"), summary="a YAML list of questions (the native format)"),
     Format("json", "gold", _gold, (".json",), summary="a JSON list of questions"),
     Format("jsonl", "gold", _gold, (".jsonl",), fast=_fast_gold, summary="one question a line"),
-    Format("qrels", "gold", _gold, (".qrels",), summary="TREC qrels: `query-id 0 doc-id grade` lines"),
+    Format("qrels", "gold", _gold, (".qrels",), fast=_fast_qrels, summary="TREC qrels: `query-id 0 doc-id grade` lines"),
     Format("qrels-json", "gold", _call(foreign.read_qrels_json, "grade_map"),
            summary="pytrec_eval/ir_datasets JSON qrels `{query: {doc: grade}}`"),
     Format("beir", "gold", _gold, summary="BEIR's qrels/<split>.tsv (with a header line)", dataset=True),
     Format("llamaindex", "gold", _call(foreign.read_llamaindex_gold),
            summary="the `queries` and `relevant_docs` of a LlamaIndex dataset", dataset=True),
     Format("jsonl", "run", _run, (".jsonl",), fast=_fast_run, summary="one question's ranking a line (the native format)"),
-    Format("trec", "run", _run, (".run", ".trec"), summary="TREC run lines `qid Q0 doc rank score tag`"),
+    Format("trec", "run", _run, (".run", ".trec"), fast=_fast_trec_run,
+           summary="TREC run lines `qid Q0 doc rank score tag`"),
     Format("run-json", "run", _call(foreign.read_run_json, "order"),
            summary="pytrec_eval/ranx JSON run `{query: {doc: score}}`"),
     Format("beir", "queries", lambda s, limits, problems, hasher=None: foreign.read_beir_queries(

@@ -19,6 +19,12 @@ from rag_corpus_check.core.text import odd_ids
 NO_TYPE = "(no type)"
 
 
+def blank(text: str, title: str | None) -> bool:
+    """A document with no text and no title (valid; a warning: no retriever
+    can find it by its words)."""
+    return not text.strip() and not (title or "").strip()
+
+
 @dataclass(frozen=True, slots=True)
 class Doc:
     """What the checks need of a document. Documents with the same type,
@@ -79,7 +85,7 @@ class Corpus:
 
     def note_blank(self, doc_id: str, rec: dict, line: int) -> None:
         """Remember a document no retriever can find by its words (a warning)."""
-        if not rec["text"].strip() and not rec.get("title", "").strip():
+        if blank(rec["text"], rec.get("title")):
             self.blank.append((doc_id, line))
 
     @property

@@ -94,7 +94,7 @@ def _upside_down(rows: dict[str, list], ranks: dict[str, list], order: str, file
     """A warning when in most questions the rank column rises as the run is
     ordered (the best-ordered line has the largest rank): a run scored by
     distance read as similarity, or the other way round."""
-    judged = [_rises(items, ranks[qid]) for qid, items in rows.items() if len(items) > 1 and None not in ranks[qid]]
+    judged = [rank_rises(items, ranks[qid]) for qid, items in rows.items() if len(items) > 1 and None not in ranks[qid]]
     if judged and sum(judged) * 2 > len(judged):
         problems.add(P.CONSISTENCY, _upside_down_message(sum(judged), len(judged), order), file=file,
                      severity=P.WARNING)
@@ -134,7 +134,7 @@ def _trec_rows(real, file, limits, problems, hasher):
             yield line, row
 
 
-def _rises(items: list, ranks: list) -> bool:
+def rank_rises(items: list, ranks: list) -> bool:
     """Whether the line the run puts first has a larger rank than the one it puts last."""
     best = max(range(len(items)), key=items.__getitem__)
     worst = min(range(len(items)), key=items.__getitem__)

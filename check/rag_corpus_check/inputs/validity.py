@@ -69,6 +69,15 @@ def _counted(problems: P.Problems, schema: tuple[str, str], record, file: str, l
     return verdict
 
 
+def trec_ids_ok(values: list[str]) -> bool:
+    """Whether :func:`trec_id_problem` finds nothing in any of ``values``
+    (a few C passes over them all)."""
+    if not ID.all_ok(values):
+        return False
+    joined = " ".join(values)
+    return joined.isascii() or _OTHER_SPACE.search(joined) is None
+
+
 def trec_id_problem(problems: P.Problems, value: str, what: str, file: str, line: int) -> bool:
     """A TREC file's id (a token without spaces and tabs) against the
     schemas' id rule; any other space in it is an error too (trec_eval keeps

@@ -1,8 +1,10 @@
-"""The fast JSONL scanner: a block of lines at a time, decoded once, values
+"""The fast scanners. JSONL: a block of lines at a time, decoded once, values
 scanned in place by the C scanner of ``json``, objects kept as pair tuples
 (so a duplicate key is still visible without a Python call per object). It
 gives up (:class:`Slow`) at anything :func:`jsontext.iter_jsonl` would refuse
 or treat specially; the readers then use the exact path from the start.
+Text formats (TREC): blocks of decoded lines (:func:`text_blocks`), split
+into fields by the reader.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def no_gc():
 _SCAN = json.scanner.make_scanner(
     json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_reject_constant, parse_float=_parse_float)  # type: ignore[arg-type]
 )
+_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 BLOCK = 1 << 16  # measured: 64 KiB blocks stay in cache (1 MiB blocks were 60% slower)
 
 
@@ -73,7 +76,7 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
     lineno = 1
     seen_records = limits.used()[1]
     for data in _whole_lines(real, display, limits, hasher):
-        if lineno == 1 and data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        if lineno == 1 and data.startswith(_BOMS):
             raise Slow
         values, raw_lines = _parse_block(data)
         n = len(values)
@@ -84,15 +87,61 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
     limits.charge(0, lineno - 1)  # read to the end (a reader that gives up resets the tally)
 
 
-def _whole_lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[bytes]:
-    """The file in blocks of about BLOCK bytes, each ending at a line end
+def text_blocks(real: str, display: str, limits: Limits, hasher=None, block: int = BLOCK) -> Iterator[tuple[int, str, int]]:
+    """The fast reader's lines of a text format (TREC runs and qrels):
+    ``(first_line_number, text, n_lines)`` per block of whole lines, decoded,
+    CRLF read as LF, the text ending with a line end. Raises :class:`Slow` on
+    anything :func:`iter_text_lines` would refuse or treat specially — a
+    BOM, a CR that is not part of CRLF, invalid UTF-8, a limit within reach
+    (a blank line is the reader's to see) — so a file read here reads the
+    same there."""
+    lineno = 1
+    seen_records = limits.used()[1]
+    for data in _whole_lines(real, display, limits, hasher, block):
+        data = _lf_lines(data, lineno == 1)
+        n = data.count(b"\n")
+        _within(data, seen_records + lineno - 1 + n, limits)
+        yield lineno, _utf8(data), n
+        lineno += n
+    limits.charge(0, lineno - 1)  # read to the end (a reader that gives up resets the tally)
+
+
+def _lf_lines(data: bytes, first: bool) -> bytes:
+    """A block's lines with LF line ends, the last one too; :class:`Slow`
+    on a BOM or a CR that is not part of CRLF."""
+    if first and data.startswith(_BOMS):
+        raise Slow
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
+        if b"\r" in data:
+            raise Slow
+    return data if data.endswith(b"\n") else data + b"\n"
+
+
+def _within(data: bytes, records: int, limits: Limits) -> None:
+    """:class:`Slow` when the records so far or a line of the block reach a limit."""
+    if records > limits.max_records:
+        raise Slow
+    if len(data) >= limits.max_line_bytes and max(map(len, data.split(b"\n"))) >= limits.max_line_bytes:
+        raise Slow
+
+
+def _utf8(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Slow from None
+
+
+def _whole_lines(real: str, display: str, limits: Limits, hasher=None, block: int = BLOCK) -> Iterator[bytes]:
+    """The file in blocks of about ``block`` bytes, each ending at a line end
     (the last one at the end of the file); ``hasher`` fed what is read."""
     f, feed = open_input(real, display, limits.max_file_bytes, hasher, limits)
     seen_bytes = limits.used()[0]
     with f:
         total = 0
         rest = b""
-        while chunk := _read(f, BLOCK):
+        while chunk := _read(f, block):
             if feed is not None:
                 feed.update(chunk)
             total += len(chunk)
