@@ -19,9 +19,9 @@ from rag_corpus_check.inputs import Inputs, Run, read_gold_set
 from rag_corpus_check.metrics.evaluate import Evaluation, evaluate
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
+from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.pipeline.context import Context
 from rag_corpus_check.pipeline.outcome import BaseResult, Outcome, decide
-from rag_corpus_check.pipeline.rankings import BaseQuestions
 from rag_corpus_check.pipeline.stages import (
     Options,
     enter,

@@ -23,7 +23,7 @@ import numpy as np
 
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core.text import natural_key, safe_id, safe_text
-from rag_corpus_check.pipeline.rankings import BaseQuestions
+from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.retrieval.dense import SHOWN
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.trust import text_sha256

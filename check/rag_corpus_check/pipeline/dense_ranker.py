@@ -14,7 +14,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import Gold, where
 from rag_corpus_check.pipeline.base_gold import question_vectors
-from rag_corpus_check.pipeline.rankings import BaseQuestions
+from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS
 from rag_corpus_check.retrieval.dense.folder import Place, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch

@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.progress import current as current_progress
 from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, Source, read_run, where
+from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.pipeline.outcome import Retrieval
 from rag_corpus_check.retrieval.bm25 import BM25Index, Budget
 from rag_corpus_check.safe_io import InputError
@@ -29,20 +29,6 @@ MAX_QUESTIONS_BYTES = 256 * 1024**2
 def budget_message(exc: Budget, cfg: Config) -> str:
     return (f"{exc.message}; raise `limits.{exc.limit}` in {cfg.path_display} if this input is "
             "meant (with --base, in a PR that sets a new `rule_change_reason`)")
-
-
-@dataclass
-class BaseQuestions:
-    """The base's questions, for the head's retriever to rank too (the view
-    judged by the base's gold set): id → text as the base wrote it. For
-    dense and hybrid, ``vectors`` is the base's vectors folder read
-    (``dense.folder.Vectors``) when it holds the head's model, else None and
-    ``why`` says why; ranking them sets ``note``: how the view was ranked."""
-
-    texts: dict[str, str]
-    vectors: object | None = None
-    why: str | None = None
-    note: str | None = None
 
 
 class Retriever:

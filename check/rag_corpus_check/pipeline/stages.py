@@ -28,9 +28,10 @@ from rag_corpus_check.metrics.evaluate import (
     irrelevant_top,
 )
 from rag_corpus_check.metrics.measures import Measure
+from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.rankings import BaseQuestions, Retriever
+from rag_corpus_check.pipeline.rankings import Retriever
 from rag_corpus_check.pipeline.uncertainty import add_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
