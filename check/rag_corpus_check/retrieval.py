@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
-from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, Source, read_run, where
+from rag_corpus_check.inputs import CorpusView, Gold, RecordHook, Run, RunQuery, Source, read_run, where
 from rag_corpus_check.outcome import Retrieval
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index, Budget
@@ -49,17 +49,22 @@ class Retriever:
 
     def on_doc(self) -> Callable[[str, dict], None] | None:
         """What the corpus reader hands every valid document to (BM25 indexes
-        it, dense takes its text's hash), or None."""
+        it, and for hybrid dense takes its text's hash), or None."""
         index_doc = self._index_doc()
         dense = self.dense
         if dense is None or index_doc is None:
-            return dense.add if dense is not None else index_doc
+            return index_doc
 
         def both(doc_id: str, rec: dict) -> None:
             index_doc(doc_id, rec)
             dense.add(doc_id, rec)
 
         return both
+
+    def hook(self) -> RecordHook | None:
+        """Dense alone (no BM25 to index): the dense ranker, which takes the
+        fast corpus reader's blocks (or the exact one's records)."""
+        return self.dense if self.dense is not None and self.index is None else None
 
     def _index_doc(self) -> Callable[[str, dict], None] | None:
         index = self.index

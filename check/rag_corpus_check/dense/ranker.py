@@ -14,7 +14,7 @@ from rag_corpus_check.config import Config
 from rag_corpus_check.dense import DOCUMENTS, QUESTIONS
 from rag_corpus_check.dense.folder import Place, Vectors, read_vectors
 from rag_corpus_check.dense.search import DenseSearch
-from rag_corpus_check.dense.trust import REEMBED, report_stale, stale, text_sha256
+from rag_corpus_check.dense.trust import REEMBED, report_stale, stale, text_digest
 from rag_corpus_check.inputs import Gold, where
 from rag_corpus_check.safe_io import InputError
 from rag_corpus_check.text import safe_text
@@ -22,15 +22,30 @@ from rag_corpus_check.text import safe_text
 
 @dataclass
 class DenseRanker:
+    """What dense retrieval keeps of the corpus: the id of each record it
+    serves and the sha-256 of its text (32 bytes each), nothing else."""
+
     cfg: Config
     root: str
-    texts: dict[str, str] = field(default_factory=dict)  # served record id -> sha-256 of its text
+    ids: list[str] = field(default_factory=list)  # served records, in corpus order
+    digests: bytearray = field(default_factory=bytearray)  # the sha-256 of each one's text
     vectors: Vectors | None = None
 
     def add(self, doc_id: str, rec: dict) -> None:
-        """For the corpus reader: a record the retriever serves."""
+        """For the exact corpus reader: a valid record (kept if served)."""
         if rec.get("status", "active") in self.cfg.bm25.statuses:
-            self.texts[doc_id] = text_sha256(rec["text"])
+            self.ids.append(doc_id)
+            self.digests += text_digest(rec["text"])
+
+    def block(self, first: int, records: list) -> None:
+        """For the fast corpus reader: a block of valid records (pair tuples)."""
+        for pairs in records:
+            rec = dict(pairs)
+            self.add(rec["id"], rec)
+
+    def clear(self) -> None:
+        """Forget the records (the corpus is read again from line 1)."""
+        self.ids, self.digests = [], bytearray()
 
     def rank(self, questions: list[tuple[str, str]], gold: Gold, corpus_line, problems: P.Problems
              ) -> dict[str, list[str]] | None:
@@ -41,7 +56,7 @@ class DenseRanker:
         if vectors is None or not self._fresh(vectors, questions, gold, corpus_line, problems):
             return None
         docs, asked = vectors.documents, vectors.questions
-        eligible = np.array(sorted(docs.row_of[d] for d in self.texts), dtype=np.int64)
+        eligible = np.sort(np.fromiter(map(docs.row_of.__getitem__, self.ids), np.int64, len(self.ids)))
         search = DenseSearch(docs.vectors, docs.keys, eligible, self.cfg.bounds.max_retrieval_work)
         rows = [asked.row_of[qid] for qid, _ in questions]
         rankings = search.rank(np.asarray(asked.vectors[rows]), self.cfg.bm25.depth)
@@ -60,9 +75,9 @@ class DenseRanker:
                problems: P.Problems) -> bool:
         """Every served record and every question has a current row."""
         docs, asked = vectors.documents, vectors.questions
-        old_docs = stale(self.texts, docs.row_of, docs.hashes)
+        old_docs = stale(self.ids, self.digests, docs)
         report_stale(old_docs, corpus_line, docs.index, problems)
-        old_questions = stale({qid: text_sha256(text) for qid, text in questions}, asked.row_of, asked.hashes)
+        old_questions = stale([qid for qid, _ in questions], b"".join(text_digest(text) for _, text in questions), asked)
         report_stale(old_questions, lambda qid: where(gold, gold.queries[qid]), asked.index, problems)
         for found, (kind, key) in ((old_docs, DOCUMENTS), (old_questions, QUESTIONS)):
             if found:
