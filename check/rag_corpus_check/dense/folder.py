@@ -69,7 +69,15 @@ class Rows:
     digests: bytes | bytearray = field(default_factory=bytearray)  # 32 bytes a row
     lines: array | None = None  # each row's line; None: row i is on line i + 1 (no blank line)
     matrix: np.ndarray | None = None
-    row_of: dict[str, int] = field(default_factory=dict)
+    _row_of: dict[str, int] | None = None
+
+    @property
+    def row_of(self) -> dict[str, int]:
+        """Id -> row; made when first asked (a check whose corpus lists the
+        rows' ids in row order never asks: 70 MB at 1M rows)."""
+        if self._row_of is None:
+            self._row_of = dict(zip(self.keys, range(len(self.keys)), strict=True))
+        return self._row_of
 
     @property
     def vectors(self) -> np.ndarray:
@@ -162,13 +170,12 @@ def _read_index(rows: Rows, key: str, real: str, limits: Limits, hasher: Sha256)
     mark = limits.tally.mark() if limits.tally is not None else None
     try:
         rows.keys, rows.digests = read_index(real, rows.index, limits, hasher, key)
-        rows.row_of = dict(zip(rows.keys, range(len(rows.keys)), strict=True))
         return
     except Slow:
         restart(hasher)
         if limits.tally is not None and mark is not None:
             limits.tally.reset(mark)
-    rows.lines = array("q")
+    rows.lines, rows._row_of = array("q"), {}
     for line, rec in iter_jsonl(real, rows.index, limits, hasher=hasher):
         _add_row(rows, key, rec, line)
 

@@ -33,7 +33,7 @@ def _line(key: str) -> re.Pattern[bytes]:
     return re.compile(rb'\{"' + key.encode("ascii") + rb'": "' + _ID + rb'", "sha256": "([0-9a-f]{64})"\}\n')
 
 
-def read_index(real: str, display: str, limits: Limits, hasher, key: str) -> tuple[list[str], bytes]:
+def read_index(real: str, display: str, limits: Limits, hasher, key: str) -> tuple[list[str], bytearray]:
     """``(ids, digests)``: the id of each line, in order, and the 32-byte
     sha-256 each line gives, concatenated; row ``i`` is on line ``i + 1``.
     :class:`Slow` on anything unusual (see the module's docstring)."""
@@ -54,7 +54,7 @@ def read_index(real: str, display: str, limits: Limits, hasher, key: str) -> tup
     if len(set(ids)) != len(ids):
         raise Slow  # an id twice: the exact reader names both lines
     limits.charge(0, len(ids))
-    return ids, bytes(digests)
+    return ids, digests
 
 
 def _ids(raw: list[bytes], ascii_only: bool) -> list[str]:

@@ -12,7 +12,7 @@ import numpy as np
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
 from rag_corpus_check.dense import DOCUMENTS, QUESTIONS
-from rag_corpus_check.dense.folder import Place, Vectors, read_vectors
+from rag_corpus_check.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.dense.search import DenseSearch
 from rag_corpus_check.dense.trust import REEMBED, report_stale, stale, text_digest
 from rag_corpus_check.inputs import Gold, where
@@ -56,11 +56,17 @@ class DenseRanker:
         if vectors is None or not self._fresh(vectors, questions, gold, corpus_line, problems):
             return None
         docs, asked = vectors.documents, vectors.questions
-        eligible = np.sort(np.fromiter(map(docs.row_of.__getitem__, self.ids), np.int64, len(self.ids)))
+        eligible = self._eligible(docs)
         search = DenseSearch(docs.vectors, docs.keys, eligible, self.cfg.bounds.max_retrieval_work)
         rows = [asked.row_of[qid] for qid, _ in questions]
         rankings = search.rank(np.asarray(asked.vectors[rows]), self.cfg.bm25.depth)
         return {qid: ranking for (qid, _), ranking in zip(questions, rankings, strict=True)}
+
+    def _eligible(self, docs: Rows) -> np.ndarray:
+        """The rows of the served records, sorted."""
+        if self.ids == docs.keys:  # the corpus lists every row, in row order
+            return np.arange(len(self.ids), dtype=np.int64)
+        return np.sort(np.fromiter(map(docs.row_of.__getitem__, self.ids), np.int64, len(self.ids)))
 
     def _read(self, problems: P.Problems) -> Vectors | None:
         cfg = self.cfg
