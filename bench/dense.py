@@ -131,7 +131,7 @@ def child(mode: str, folder: str, depth: int, check_dir: str = CHECK) -> None:
     """One measured process: writes the rankings (first 10 questions) to stdout."""
     if mode == "idle":
         sys.path.insert(0, check_dir)
-        import rag_corpus_check.cli  # noqa: F401
+        import rag_corpus_check.cli
         import rag_corpus_check.dense.ranker  # noqa: F401
         return
     if mode.startswith("check"):

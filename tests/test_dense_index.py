@@ -105,7 +105,7 @@ def test_the_usual_file_is_read_fast_across_blocks(tmp_path, key):
     assert same_or_slow(path, key)
     path.write_bytes(data.rstrip(b"\n"))  # no line end at the end
     assert same_or_slow(path, key)
-    path.write_bytes(data.replace(b'"}\n', b'"}\n', 1000) + "{}".encode())  # one unusual line, at the very end
+    path.write_bytes(data.replace(b'"}\n', b'"}\n', 1000) + b"{}")  # one unusual line, at the very end
     assert not same_or_slow(path, key)
 
 

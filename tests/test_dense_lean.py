@@ -53,7 +53,7 @@ def test_an_unusual_corpus_is_read_exactly_with_the_same_lines(kb, tmp_path, cap
 
 
 class _Config:
-    class bm25:  # noqa: N801  (the shape of Config.bm25)
+    class bm25:
         statuses = ("active",)
 
 

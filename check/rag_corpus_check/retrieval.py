@@ -11,7 +11,16 @@ from collections.abc import Callable
 
 from rag_corpus_check import problems as P
 from rag_corpus_check.config import Config
-from rag_corpus_check.inputs import CorpusView, Gold, RecordHook, Run, RunQuery, Source, read_run, where
+from rag_corpus_check.inputs import (
+    CorpusView,
+    Gold,
+    RecordHook,
+    Run,
+    RunQuery,
+    Source,
+    read_run,
+    where,
+)
 from rag_corpus_check.outcome import Retrieval
 from rag_corpus_check.progress import current as current_progress
 from rag_corpus_check.retrieve import BM25Index, Budget

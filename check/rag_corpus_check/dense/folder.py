@@ -48,7 +48,7 @@ class Hashes(Sequence[str]):
     def __len__(self) -> int:
         return len(self.digests) // 32
 
-    def __getitem__(self, row):  # type: ignore[override]  (no slices: rows one at a time)
+    def __getitem__(self, row):  # one row at a time (no slices)
         if not 0 <= row < len(self):
             raise IndexError(row)
         return self.digests[32 * row:32 * row + 32].hex()

@@ -143,23 +143,28 @@ def row_blocks(array: np.ndarray, step: int) -> Iterator[tuple[int, np.ndarray]]
     (so the rows of a block are valid until the next block): read through
     the map, every page read would stay in the process's memory until the
     end (768 MB at 1M × 384 float16 rows)."""
-    if not _whole_file(array):
+    if not (isinstance(array, np.memmap) and _whole_file(array)):
         for start in range(0, array.shape[0], step):
             yield start, np.asarray(array[start:start + step])
         return
+    yield from _from_file(array, step)
+
+
+def _from_file(array: np.memmap, step: int) -> Iterator[tuple[int, np.ndarray]]:
+    name = str(array.filename)
     buffer = np.empty((min(step, array.shape[0]), array.shape[1]), dtype=array.dtype)
-    with open(array.filename, "rb", buffering=0) as f:
+    with open(name, "rb", buffering=0) as f:
         f.seek(array.offset)
         for start in range(0, array.shape[0], step):
             rows = buffer[:min(step, array.shape[0] - start)]
-            _fill(f, memoryview(rows).cast("B"), array.filename)
+            _fill(f, memoryview(rows).cast("B"), name)
             yield start, rows
 
 
-def _whole_file(array: np.ndarray) -> bool:
+def _whole_file(array: np.memmap) -> bool:
     """Whether ``array`` maps a whole ``.npy`` file's data (not a slice of it)."""
-    return (isinstance(array, np.memmap) and isinstance(array.base, mmap.mmap) and array.filename is not None
-            and array.flags.c_contiguous and array.size > 0)
+    return (isinstance(array.base, mmap.mmap) and array.filename is not None and array.flags.c_contiguous
+            and array.size > 0)
 
 
 def _fill(f, view: memoryview, name: str) -> None:

@@ -30,9 +30,16 @@ def text_digest(text: str) -> bytes:
 
 
 class RowTable(Protocol):
-    keys: list[str]
-    digests: bytes | bytearray
-    row_of: dict[str, int]
+    """A vectors file's rows (:class:`folder.Rows`)."""
+
+    @property
+    def keys(self) -> list[str]: ...
+
+    @property
+    def digests(self) -> bytes | bytearray: ...
+
+    @property
+    def row_of(self) -> dict[str, int]: ...
 
 
 def stale(ids: list[str], digests: bytes | bytearray, rows: RowTable) -> list[tuple[str, str]]:
