@@ -5,7 +5,10 @@ the exact search (:mod:`search`)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter, methodcaller
 
 import numpy as np
 
@@ -18,6 +21,12 @@ from rag_corpus_check.dense.trust import REEMBED, report_stale, stale, text_dige
 from rag_corpus_check.inputs import Gold, where
 from rag_corpus_check.safe_io import InputError
 from rag_corpus_check.text import safe_text
+
+
+_STATUS = methodcaller("get", "status", "active")
+_ID, _TEXT = itemgetter("id"), itemgetter("text")
+_UTF8 = methodcaller("encode", "utf-8", "surrogatepass")
+_SHA256, _DIGEST = hashlib.sha256, type(hashlib.sha256()).digest
 
 
 @dataclass
@@ -38,10 +47,12 @@ class DenseRanker:
             self.digests += text_digest(rec["text"])
 
     def block(self, first: int, records: list) -> None:
-        """For the fast corpus reader: a block of valid records (pair tuples)."""
-        for pairs in records:
-            rec = dict(pairs)
-            self.add(rec["id"], rec)
+        """For the fast corpus reader: a block of valid records (pair tuples),
+        each step one C loop over the block (0.17 s a loop per record was, at 100k)."""
+        recs = list(map(dict, records))
+        served = list(compress(recs, map(set(self.cfg.bm25.statuses).__contains__, map(_STATUS, recs))))
+        self.ids += map(_ID, served)
+        self.digests += b"".join(map(_DIGEST, map(_SHA256, map(_UTF8, map(_TEXT, served)))))
 
     def clear(self) -> None:
         """Forget the records (the corpus is read again from line 1)."""
