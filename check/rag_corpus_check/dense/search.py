@@ -169,7 +169,10 @@ class DenseSearch:
                          "work (many documents tied with the depth-th best?)")
         order = np.argsort(-approx, kind="stable")
         rows, approx = rows[order], approx[order]
-        cuts = [0, *(np.flatnonzero(approx[:-1] - approx[1:] > MARGIN) + 1).tolist(), len(rows)]
+        apart = approx[:-1] - approx[1:] > MARGIN
+        if apart[:depth].all():  # no run to rescore among the first depth (nor one across the cut)
+            return list(map(self.keys.__getitem__, rows[:depth].tolist()))
+        cuts = [0, *(np.flatnonzero(apart) + 1).tolist(), len(rows)]
         q = question.tolist()
         nq = exact_norm(q)
         out: list[str] = []
