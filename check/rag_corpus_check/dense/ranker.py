@@ -22,7 +22,6 @@ from rag_corpus_check.inputs import Gold, where
 from rag_corpus_check.safe_io import InputError
 from rag_corpus_check.text import safe_text
 
-
 _STATUS = methodcaller("get", "status", "active")
 _ID, _TEXT = itemgetter("id"), itemgetter("text")
 _UTF8 = methodcaller("encode", "utf-8", "surrogatepass")
