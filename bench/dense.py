@@ -1,6 +1,7 @@
 """Benchmark: the check's exact dense search against a plain numpy script.
 
     python bench/dense.py [--docs 100000] [--dims 384] [--questions 1000] [--depth 100] [--repeat 3]
+                          [--data DIR] [--other-check CHECK_DIR]
 
 Writes a deterministic knowledge base (seed 23) with a vectors folder:
 ``--docs`` × ``--dims`` float16 document vectors (standard normal, written
@@ -18,10 +19,17 @@ the median and the process's peak RSS (``wait4``):
 * check       the whole CLI check (``rag-corpus-check --config ...``: reads and
               validates every file, hashes every text, checks every row,
               searches, evaluates, writes results and summary)
+* check@other with ``--other-check DIR``: the same with the package in DIR
+              (e.g. another worktree's ``check/``), in the same rounds: a
+              paired before/after
+* idle        a process that imports numpy and the check's modules and
+              exits: the interpreter's own share of every peak RSS above
 
-Prints a Markdown table: seconds, ratio to numpy-f32, peak RSS and its ratio
-to the size of the vectors (both ``.npy`` files). Also checks that ``search``
-and ``numpy-f64`` return the same top ``depth`` ids (they must, barring ties).
+Prints a Markdown table: seconds, ratio to numpy-f32, peak RSS (of the whole
+process, file pages it mapped included) and its ratio to the size of the
+vectors (both ``.npy`` files), and the same RSS less ``idle``'s. Also checks
+that ``search`` and ``numpy-f64`` return the same top ``depth`` ids (they
+must, barring ties), and that both checks wrote the same per-question results.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "check")
 SEED = 23
 BLOCK = 65536
-MODES = ("numpy-f32", "numpy-f64", "search", "check")
+MODES = ("numpy-f32", "numpy-f64", "search", "check", "idle")
 
 
 def _sha(text: str) -> str:
@@ -119,25 +127,32 @@ def check_search(folder: str, depth: int) -> list[list[int]]:
     return [[int(key[1:]) for key in ranking] for ranking in search.rank(np.asarray(q), depth)]
 
 
-def child(mode: str, folder: str, depth: int) -> None:
+def child(mode: str, folder: str, depth: int, check_dir: str = CHECK) -> None:
     """One measured process: writes the rankings (first 10 questions) to stdout."""
-    if mode == "check":
-        env = dict(os.environ, PYTHONPATH=CHECK)
+    if mode == "idle":
+        sys.path.insert(0, check_dir)
+        import rag_corpus_check.commands.cli
+        import rag_corpus_check.pipeline.dense_ranker  # noqa: F401
+        return
+    if mode.startswith("check"):
+        env = dict(os.environ, PYTHONPATH=check_dir)
+        results = os.path.join(folder, "out", f"{mode}.json")
         res = subprocess.run([sys.executable, "-m", "rag_corpus_check", "--config", "config.yml", "--no-github",
-                              "--quiet", "--output", os.path.join(folder, "out", "results.json")],
-                             cwd=folder, env=env, capture_output=True, text=True)
+                              "--quiet", "--output", results], cwd=folder, env=env, capture_output=True, text=True)
         if res.returncode != 0:
             raise SystemExit(f"the check exited {res.returncode}: {res.stdout}{res.stderr}")
+        with open(results) as f:
+            print(hashlib.sha256(json.dumps(json.load(f)["queries"], sort_keys=True).encode()).hexdigest())
         return
     rankings = check_search(folder, depth) if mode == "search" else plain_numpy(folder, depth, mode[-3:].replace("f", "float"))
     print(json.dumps(rankings[:10]))
 
 
-def measure(mode: str, folder: str, depth: int) -> tuple[float, int, str]:
+def measure(mode: str, folder: str, depth: int, check_dir: str = CHECK) -> tuple[float, int, str]:
     """(seconds, peak RSS in bytes, stdout) of one fresh process."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, __file__, "--child", mode, "--data", folder, "--depth", str(depth)],
-                            stdout=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, __file__, "--child", mode.partition("@")[0], "--data", folder,
+                             "--depth", str(depth), "--other-check", check_dir], stdout=subprocess.PIPE)
     out = proc.stdout.read().decode() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
@@ -157,10 +172,11 @@ def main() -> None:
     p.add_argument("--depth", type=int, default=100)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--data", help="an existing folder from an earlier run (else a new temporary one)")
+    p.add_argument("--other-check", help="another check/ folder to time in the same rounds (check@other)")
     p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        return child(args.child, args.data, args.depth)
+        return child(args.child, args.data, args.depth, args.other_check or CHECK)
     folder = args.data or tempfile.mkdtemp(prefix="rag-dense-bench-")
     if not os.path.exists(os.path.join(folder, "config.yml")):
         generate(folder, args.docs, args.dims, args.questions, args.depth)
@@ -168,22 +184,31 @@ def main() -> None:
 
 
 def report(folder: str, args) -> None:
-    runs: dict[str, list[tuple[float, int, str]]] = {m: [] for m in MODES}
+    modes = [*MODES[:-1], *(["check@other"] if args.other_check else []), MODES[-1]]
+    runs: dict[str, list[tuple[float, int, str]]] = {m: [] for m in modes}
     for _ in range(args.repeat):  # rounds: every mode once a round
-        for mode in MODES:
-            runs[mode].append(measure(mode, folder, args.depth))
+        for mode in modes:
+            other = os.path.abspath(args.other_check) if mode == "check@other" else CHECK
+            runs[mode].append(measure(mode, folder, args.depth, other))
     size = sum(os.path.getsize(os.path.join(folder, "vectors", f"{k}.npy")) for k in ("documents", "questions"))
     floor = statistics.median(s for s, _, _ in runs["numpy-f32"])
     print(f"{args.docs:,} × {args.dims} float16 documents, {args.questions:,} questions, top {args.depth}; "
           f"vectors {size / 1e6:.1f} MB; median of {args.repeat}; {platform.python_version()}, numpy "
           f"{np.__version__}, {os.cpu_count()} CPUs\n")
-    print("| run | seconds | × numpy-f32 | peak RSS | × vectors |\n| --- | ---: | ---: | ---: | ---: |")
-    for mode in MODES:
-        seconds = statistics.median(s for s, _, _ in runs[mode])
+    idle = max(r for _, r, _ in runs["idle"])
+    print("| run | seconds (median) | range | × numpy-f32 | peak RSS | × vectors | RSS − idle | × vectors |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for mode in modes:
+        times = [s for s, _, _ in runs[mode]]
+        seconds = statistics.median(times)
         rss = max(r for _, r, _ in runs[mode])
-        print(f"| {mode} | {seconds:.2f} | {seconds / floor:.2f} | {rss / 1e6:.0f} MB | {rss / size:.2f} |")
+        print(f"| {mode} | {seconds:.2f} | {min(times):.2f}–{max(times):.2f} | {seconds / floor:.2f} | "
+              f"{rss / 1e6:.0f} MB | {rss / size:.2f} | {(rss - idle) / 1e6:.0f} MB | {(rss - idle) / size:.2f} |")
     same = runs["search"][0][2] == runs["numpy-f64"][0][2]
     print(f"\nsearch and numpy-f64 rank the first 10 questions {'identically' if same else 'DIFFERENTLY'}")
+    if args.other_check:
+        agree = runs["check"][0][2] == runs["check@other"][0][2]
+        print(f"check and check@other give {'the same' if agree else 'DIFFERENT'} per-question results")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ NEVER_HERE = {"rag_corpus_check.retrieval.external", "rag_corpus_check.retrieval
 # Ceilings (counted when this test was written, CPython 3.13): our modules, the
 # standard library's, and exactly which other packages. Lower them when you
 # remove imports; raising one is a decision, with its reason in the change.
-MAX_OURS = 66  # 11 of them are the folders' __init__ modules
+MAX_OURS = 67  # 11 of them are the folders' __init__ modules
 MAX_STDLIB = {"committed-run.rag-corpus-check.yml": 130, ".rag-corpus-check.yml": 141}  # (runpy here)
 PACKAGES = {"committed-run.rag-corpus-check.yml": {"yaml"}, ".rag-corpus-check.yml": {"yaml", "numpy"}}
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Protocol
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
@@ -40,10 +41,23 @@ from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, res
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
 
 __all__ = [
-    "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "Run", "RunQuery",
+    "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "RecordHook", "Run", "RunQuery",
     "Source", "read_corpus", "read_gold", "read_inputs", "read_run",
     "read_gold_set", "snapshot_where", "where",
 ]
+
+
+class RecordHook(Protocol):
+    """What sees the corpus's valid records as it is read: a block at a
+    time from the fast reader (records as pair tuples, the first on line
+    ``first``), one at a time from the others; ``clear`` when the file is
+    read again from line 1 (the fast reader gave up)."""
+
+    def add(self, doc_id: str, rec: dict) -> None: ...
+
+    def block(self, first: int, records: list) -> None: ...
+
+    def clear(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -81,9 +95,9 @@ class Inputs:
     @property
     def corpus(self) -> CorpusView | None:
         if self._pending is not None:
-            source, limits, problems, on_doc = self._pending
+            source, limits, problems, on_doc, hook = self._pending
             self._pending = None
-            self._corpus = _corpus(self, source, limits, problems, on_doc)
+            self._corpus = _corpus(self, source, limits, problems, on_doc, hook)
             if self.scan is not None and self._corpus is not None:
                 self.scan.report(self._corpus, problems)
         return self._corpus
@@ -110,22 +124,23 @@ class Inputs:
 
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
                 problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
-                queries: Source | None = None) -> Inputs:
+                queries: Source | None = None, hook: RecordHook | None = None) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
     queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
     run, and the corpus when it is asked for.
     ``on_doc(doc_id, record)`` sees every valid document (the built-in
     retriever indexes it; the corpus is then read here and now, by the exact
-    reader, which streams the records)."""
+    reader, which streams the records). ``hook`` sees them too, in blocks
+    from the fast reader when it can (the corpus is then read here and now)."""
     out = Inputs()
-    native = on_doc is None and corpus.format == "jsonl"
+    native = on_doc is None and hook is None and corpus.format == "jsonl"
     try:
         _read_questions(out, gold, queries, limits, problems)
         out.scan = LeakScan.of(out.gold)  # fed by the corpus reader, here or in the child (question_texts)
         out.process = CorpusProcess.start(corpus.real, corpus.display, limits, out.scan) if native else None
         _read_run(out, run, limits, problems)
-        out._pending = (corpus, limits, problems, on_doc)
-        if on_doc is not None:
+        out._pending = (corpus, limits, problems, on_doc, hook)
+        if on_doc is not None or hook is not None:
             out.corpus  # noqa: B018  (read now: the retriever needs its index)
     except BaseException:
         out.close()
@@ -217,7 +232,7 @@ def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, prob
                      file=gold.file, severity=P.WARNING)
 
 
-def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, on_doc) -> CorpusView | None:
+def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, on_doc, hook) -> CorpusView | None:
     forked = out.process is not None
     got = out.process.result() if out.process is not None else None
     if got is None:  # not forked, or the child gave up: read here (the exact reader if it did)
@@ -227,7 +242,7 @@ def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, o
         if out.scan is not None:
             out.scan.clear()
         return _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, fast_first=not forked,
-                     scan=out.scan)
+                     scan=out.scan, hook=hook)
     out.digests[source.display] = got[1]
     if out.scan is not None:
         out.scan.adopt(got[0].leaks)
@@ -268,20 +283,35 @@ def _fast_or_none(reader, limits: Limits, hasher=None):
 
 
 def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=None, hasher=None,
-                fast_first: bool = True, scan: LeakScan | None = None) -> Corpus:
+                fast_first: bool = True, scan: LeakScan | None = None, hook: RecordHook | None = None) -> Corpus:
     """A corpus: the fast reader when nothing is unusual (and no ``on_doc``),
-    else the exact one, which reports the problems. ``scan`` sees every
-    valid record's text (:mod:`question_texts`)."""
-    seen = scan.hook(on_doc) if scan is not None else on_doc
+    else the exact one, which reports the problems. ``scan`` and ``hook``
+    see every valid record (:mod:`question_texts`; the dense retriever)."""
+    every = hook.add if hook is not None and on_doc is None else on_doc
+    seen = scan.hook(every) if scan is not None else every
     entry = formats.find("corpus", source.format)
     if entry.fast is not None and on_doc is None and fast_first:
-        reader = partial(entry.fast, source, on_block=scan.block if scan is not None else None)
+        reader = partial(entry.fast, source, on_block=_on_block(scan, hook))
         got = _fast_or_none(reader, limits, hasher)
         if got is not None:
             return got
-        if scan is not None:
-            scan.clear()  # the exact reader starts over
+        for seer in (scan, hook):
+            if seer is not None:
+                seer.clear()  # the exact reader starts over
     return entry.read(source, limits, problems, seen, hasher)
+
+
+def _on_block(*seers: LeakScan | RecordHook | None) -> Callable[[int, list], None] | None:
+    """The fast reader's ``on_block``: each of ``seers`` (None: not there) in turn."""
+    hooks = [seer.block for seer in seers if seer is not None]
+    if len(hooks) < 2:
+        return hooks[0] if hooks else None
+
+    def each(first: int, records: list) -> None:
+        for hook in hooks:
+            hook(first, records)
+
+    return each
 
 
 def read_gold(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Gold:

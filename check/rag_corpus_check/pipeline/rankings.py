@@ -12,7 +12,16 @@ from collections.abc import Callable
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.progress import current as current_progress
-from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, Source, read_run, where
+from rag_corpus_check.inputs import (
+    CorpusView,
+    Gold,
+    RecordHook,
+    Run,
+    RunQuery,
+    Source,
+    read_run,
+    where,
+)
 from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.pipeline.outcome import Retrieval
 from rag_corpus_check.retrieval.bm25 import BM25Index, Budget
@@ -51,17 +60,22 @@ class Retriever:
 
     def on_doc(self) -> Callable[[str, dict], None] | None:
         """What the corpus reader hands every valid document to (BM25 indexes
-        it, dense takes its text's hash), or None."""
+        it, and for hybrid dense takes its text's hash), or None."""
         index_doc = self._index_doc()
         dense = self.dense
         if dense is None or index_doc is None:
-            return dense.add if dense is not None else index_doc
+            return index_doc
 
         def both(doc_id: str, rec: dict) -> None:
             index_doc(doc_id, rec)
             dense.add(doc_id, rec)
 
         return both
+
+    def hook(self) -> RecordHook | None:
+        """Dense alone (no BM25 to index): the dense ranker, which takes the
+        fast corpus reader's blocks (or the exact one's records)."""
+        return self.dense if self.dense is not None and self.index is None else None
 
     def _index_doc(self) -> Callable[[str, dict], None] | None:
         index = self.index

@@ -116,7 +116,8 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retr
     """The inputs read (the corpus when first asked for, unless the retriever indexes it now)."""
     out.formats = {source.display: source.shown_format for source in sources.values()}
     return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
-                       on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"))
+                       on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
+                       hook=retriever.hook() if retriever else None)
 
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retriever | None, corpus_real: str,

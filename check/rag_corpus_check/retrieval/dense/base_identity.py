@@ -30,16 +30,23 @@ def vector_trust(head: Vectors, base: Vectors | None) -> VectorTrust:
 def compare_rows(head: Rows, base: Rows) -> tuple[list[str], list[str]]:
     """(ids of head rows whose text the base has no row for, ids of head
     rows whose text the base has with other bits)."""
-    first = _first_rows(base.hashes)
-    supplied = [key for key, digest in zip(head.keys, head.hashes, strict=True) if digest not in first]
-    pairs = np.array([(i, first[d]) for i, d in enumerate(head.hashes) if d in first], dtype=np.int64)
+    first = _first_rows(base.digests)
+    mine = _each(head.digests)
+    supplied = [key for key, digest in zip(head.keys, mine, strict=True) if digest not in first]
+    pairs = np.array([(i, first[d]) for i, d in enumerate(mine) if d in first], dtype=np.int64)
     return supplied, [head.keys[i] for i in _differing(head.vectors, base.vectors, pairs.reshape(-1, 2))]
 
 
-def _first_rows(hashes: list[str]) -> dict[str, int]:
+def _each(digests: bytes | bytearray) -> list[bytes]:
+    """The 32-byte digests of a row table, one per row."""
+    raw = bytes(digests)
+    return [raw[i:i + 32] for i in range(0, len(raw), 32)]
+
+
+def _first_rows(digests: bytes | bytearray) -> dict[bytes, int]:
     """Text sha-256 -> its first row."""
-    first: dict[str, int] = {}
-    for i, digest in enumerate(hashes):
+    first: dict[bytes, int] = {}
+    for i, digest in enumerate(_each(digests)):
         first.setdefault(digest, i)
     return first
 

@@ -5,15 +5,17 @@ products do differ there in the last bits (summation order, FMA, SIMD
 width). So the search has two steps:
 
 1. **Candidates** (fast, approximate): the cosine of every question with
-   every document by a numpy float64 matrix product, over memory-mapped
-   blocks of rows (:data:`npy.BLOCK_BYTES`, and at most :data:`SCORE_BYTES`
-   of scores), each block read once for all questions. Any float64 dot product of ``d``
+   every document by a numpy float64 matrix product, over blocks of rows
+   read from the file (:func:`npy.row_blocks`: :data:`npy.BLOCK_BYTES`, and
+   at most :data:`SCORE_BYTES` of scores), each block read once for all
+   questions. Any float64 dot product of ``d``
    exact products, in any order, errs by at most ``γ_d·Σ|a_i·b_i| ≤ γ_d·|a|·|b|``
    (``γ_d = d·u/(1 − d·u)``, ``u = 2^-53``, Cauchy–Schwarz), and each norm by a
    relative ``γ_{d+1}``, so a cosine errs by less than ``3·γ_{d+2}``: below
    ``2.3e-11`` for ``d ≤ 65,536`` (model.json's limit). Every document whose
    approximate score is within :data:`MARGIN` (``1e-9``) of the
-   ``depth``-th best is kept (:class:`_Pool`, while the blocks stream by).
+   ``depth``-th best is kept (:class:`_Pool`, for all questions at once
+   while the blocks stream by; then exactly those, whatever the blocks).
 2. **Exact order** of the candidates: sorted by approximate score, which
    already orders any two candidates more than ``MARGIN`` apart exactly (their
    exact scores differ by more than ``MARGIN − 2·2.3e-11 > 0``); each run of
@@ -49,35 +51,56 @@ from itertools import pairwise
 import numpy as np
 
 from rag_corpus_check.retrieval.bm25 import Budget
-from rag_corpus_check.retrieval.dense.npy import block_rows
+from rag_corpus_check.retrieval.dense.npy import block_rows, row_blocks
 
 MARGIN = 1e-9
-SCORE_BYTES = 128 * 1024**2  # approximate scores held at once (documents × questions × 8 bytes)
+SCORE_BYTES = 8 * 1024**2  # approximate scores held at once (questions × documents × 8 bytes)
+NONE = -2.0  # below every cosine (|cos| <= 1 + 2.3e-11): "no floor yet"; a row not eligible scores -inf
 
 
 class _Pool:
-    """One question's candidates while the blocks stream by: every row
-    within :data:`MARGIN` of the ``depth``-th best approximate score so far
-    (that score only rises, so a row dropped never comes back)."""
+    """Every question's candidates while the blocks stream by: the rows
+    within :data:`MARGIN` of the question's ``depth``-th best approximate
+    score so far (that score only rises, so a row dropped never comes back),
+    as three flat arrays (question, row, score) for all questions: a block
+    costs a few numpy passes, not one per question."""
 
-    def __init__(self, depth: int):
+    def __init__(self, questions: int, depth: int):
         self.depth = depth
-        self.rows = np.empty(0, dtype=np.int64)
-        self.scores = np.empty(0, dtype=np.float64)
-        self.floor = -np.inf
+        self.floors = np.full(questions, NONE)
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(np.empty(0, np.int64),) * 2 + (np.empty(0),)]
+        self.pending = 0
 
-    def offer(self, start: int, column: np.ndarray) -> None:
-        keep = np.flatnonzero(column >= self.floor)
-        keep = keep[np.isfinite(column[keep])]
-        if keep.size == 0:
-            return
-        self.rows = np.concatenate([self.rows, keep + start])
-        self.scores = np.concatenate([self.scores, column[keep]])
-        if len(self.scores) > self.depth:
-            cut = len(self.scores) - self.depth
-            self.floor = np.partition(self.scores, cut)[cut] - MARGIN
-            kept = self.scores >= self.floor
-            self.rows, self.scores = self.rows[kept], self.scores[kept]
+    def offer(self, start: int, scores: np.ndarray) -> None:
+        """``scores``: questions × rows of one block (rows from ``start``)."""
+        passed = scores >= self.floors[:, None]
+        crowded = np.flatnonzero(np.count_nonzero(passed, axis=1) > 2 * self.depth)
+        if crowded.size and scores.shape[1] >= self.depth:  # the block alone sets a floor (the first one, mostly)
+            cut = scores.shape[1] - self.depth
+            best = np.partition(scores[crowded], cut, axis=1)[:, cut]
+            self.floors[crowded] = np.maximum(self.floors[crowded], best - MARGIN)
+            passed[crowded] = scores[crowded] >= self.floors[crowded, None]
+        at = np.flatnonzero(passed)  # question-major
+        self.parts.append((at // scores.shape[1], at % scores.shape[1] + start, scores.ravel()[at]))
+        self.pending += len(at)
+        if self.pending > 2 * self.depth * len(self.floors):
+            self.prune()
+
+    def prune(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The candidates, grouped by question (in row order within one),
+        each question's floor raised to its ``depth``-th best minus MARGIN."""
+        q, r, s = (np.concatenate(column) for column in zip(*self.parts, strict=True))
+        order = np.argsort(q, kind="stable")
+        q, r, s = q[order], r[order], s[order]
+        ends = np.cumsum(np.bincount(q, minlength=len(self.floors))).tolist()
+        for j, (a, b) in enumerate(pairwise([0, *ends])):
+            if b - a >= self.depth:
+                cut = b - a - self.depth
+                self.floors[j] = max(self.floors[j], np.partition(s[a:b], cut)[cut] - MARGIN)
+        keep = s >= self.floors[q]
+        self.parts = [(q[keep], r[keep], s[keep])]
+        self.pending = len(self.parts[0][0])
+        return self.parts[0]
 
 
 def exact_norm(values: list[float]) -> float:
@@ -103,43 +126,53 @@ class DenseSearch:
 
     def rank(self, questions: np.ndarray, depth: int) -> list[list[str]]:
         """The top-``depth`` ids for each row of ``questions``."""
-        if len(self.eligible) == 0:
+        if len(self.eligible) == 0 or len(questions) == 0:
             return [[] for _ in range(len(questions))]
         asked = np.asarray(questions, dtype=np.float64)
         unit = asked / np.sqrt(np.einsum("ij,ij->i", asked, asked))[:, None]
-        pools = [_Pool(depth) for _ in range(len(asked))]
+        pool = _Pool(len(asked), depth)
         for start, scores in self._blocks(unit):
-            for j, pool in enumerate(pools):
-                pool.offer(start, scores[:, j])
-        return [self._exact(asked[j], pool, depth) for j, pool in enumerate(pools)]
+            pool.offer(start, scores)
+        q, rows, scores = pool.prune()
+        ends = np.cumsum(np.bincount(q, minlength=len(asked))).tolist()
+        return [self._exact(asked[j], rows[a:b], scores[a:b], depth) for j, (a, b) in enumerate(pairwise([0, *ends]))]
 
     def _blocks(self, unit: np.ndarray):
-        """``(first row, approximate cosines)`` per block of documents (rows ×
-        questions; -inf for rows not eligible): each document is read and
-        converted once, whatever the number of questions."""
+        """``(first row, approximate cosines)`` per block of documents
+        (questions × rows; -inf for rows not eligible): each document is
+        read and converted once, whatever the number of questions."""
         n = self.docs.shape[0]
         step = max(1, min(block_rows(self.docs), SCORE_BYTES // (8 * len(unit))))
         allowed = np.zeros(n, dtype=bool)
         allowed[self.eligible] = True
-        for start in range(0, n, step):
-            block = np.asarray(self.docs[start:start + step], dtype=np.float64)
-            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-            scores = (block @ unit.T) / norms[:, None]
-            scores[~allowed[start:start + step]] = -np.inf
+        every = bool(allowed.all())
+        block = np.empty((min(step, n), self.docs.shape[1]), dtype=np.float64)
+        for start, rows in row_blocks(self.docs, step):
+            values = block[:len(rows)]
+            np.copyto(values, rows)
+            norms = np.sqrt(np.einsum("ij,ij->i", values, values))
+            scores = unit @ values.T
+            scores /= norms
+            if not every:
+                scores[:, ~allowed[start:start + len(rows)]] = -np.inf
             yield start, scores
 
-    def _exact(self, question: np.ndarray, pool: _Pool, depth: int) -> list[str]:
+    def _exact(self, question: np.ndarray, rows: np.ndarray, approx: np.ndarray, depth: int) -> list[str]:
         """The candidates in exact order, cut at ``depth``: by approximate
-        score, then each run of candidates less than :data:`MARGIN` apart
-        rescored exactly (between runs the order is the exact one already)."""
+        score, then each run of candidates less than
+        :data:`MARGIN` apart rescored exactly (between runs the order is the
+        exact one already)."""
         dims = self.docs.shape[1]
-        self.work += len(pool.rows) * dims  # as if every candidate were rescored: ties are work
+        self.work += len(rows) * dims  # as if every candidate were rescored: ties are work
         if self.work > self.max_work:
             raise Budget("max_retrieval_work", f"the exact cosine rescoring took over {self.max_work} units of "
                          "work (many documents tied with the depth-th best?)")
-        order = np.argsort(-pool.scores, kind="stable")
-        rows, approx = pool.rows[order], pool.scores[order]
-        cuts = [0, *(np.flatnonzero(approx[:-1] - approx[1:] > MARGIN) + 1).tolist(), len(rows)]
+        order = np.argsort(-approx, kind="stable")
+        rows, approx = rows[order], approx[order]
+        apart = approx[:-1] - approx[1:] > MARGIN
+        if apart[:depth].all():  # no run to rescore among the first depth (nor one across the cut)
+            return list(map(self.keys.__getitem__, rows[:depth].tolist()))
+        cuts = [0, *(np.flatnonzero(apart) + 1).tolist(), len(rows)]
         q = question.tolist()
         nq = exact_norm(q)
         out: list[str] = []

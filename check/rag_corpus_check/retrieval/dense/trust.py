@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import Protocol
 
 from rag_corpus_check.core import problems as P
 
@@ -23,15 +24,37 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def stale(texts: dict[str, str], row_of: dict[str, int], hashes: list[str]) -> list[tuple[str, str]]:
-    """``(id, why)`` for every id of ``texts`` (id → sha-256 of its text)
-    whose row is missing or embeds another text."""
+def text_digest(text: str) -> bytes:
+    """:func:`text_sha256` as its 32 bytes."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+class RowTable(Protocol):
+    """A vectors file's rows (:class:`folder.Rows`)."""
+
+    @property
+    def keys(self) -> list[str]: ...
+
+    @property
+    def digests(self) -> bytes | bytearray: ...
+
+    @property
+    def row_of(self) -> dict[str, int]: ...
+
+
+def stale(ids: list[str], digests: bytes | bytearray, rows: RowTable) -> list[tuple[str, str]]:
+    """``(id, why)`` for every id whose row is missing or embeds another
+    text; ``digests`` holds the sha-256 of each id's text (32 bytes each, in
+    the order of ``ids``)."""
+    if ids == rows.keys and digests == rows.digests:
+        return []  # every row, in row order, current: one comparison in C
     out = []
-    for key, digest in texts.items():
+    have, row_of = rows.digests, rows.row_of
+    for at, key in enumerate(ids):
         row = row_of.get(key)
         if row is None:
             out.append((key, "has no vector row"))
-        elif hashes[row] != digest:
+        elif have[32 * row:32 * row + 32] != digests[32 * at:32 * at + 32]:
             out.append((key, "has a stale vector: its row embeds another text (the sha256 differs)"))
     return out
 
