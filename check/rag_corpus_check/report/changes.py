@@ -9,7 +9,11 @@ import shlex
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.compare import (
     GOLD_SETS,
+    MIN_PERMUTATIONS,
     MIN_QUESTIONS,
+    PERMUTATIONS,
+    SEED,
+    WORK,
     Comparison,
     Delta,
     QuestionChange,
@@ -30,8 +34,9 @@ from rag_corpus_check.report.confidence import (
 from rag_corpus_check.report.markdown import Summary, cell, fmt
 
 SIGNIFICANCE = (
-    "two-sided paired randomization (sign-flip) test over questions, 10,000 permutations (fewer past "
-    "2,000 paired questions, at least 1,000: see each delta's `permutations`), seed 20261130; fewer "
+    f"two-sided paired randomization (sign-flip) test over questions, {PERMUTATIONS:,} permutations (fewer past "
+    f"{8 * WORK // PERMUTATIONS:,} paired questions, at least {MIN_PERMUTATIONS:,}: see each delta's "
+    f"`permutations`), seed {SEED}; fewer "
     f"than {MIN_QUESTIONS} paired questions: no conclusion"
 )
 
