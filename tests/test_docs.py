@@ -50,7 +50,7 @@ def test_check_mode_reports_a_stale_page(tmp_path, monkeypatch, capsys):
     assert gen_docs.main(["--check"]) == 0
 
 
-@pytest.mark.parametrize("name", INPUT_SCHEMAS)
+@pytest.mark.parametrize("name", [*INPUT_SCHEMAS, "results"])
 def test_every_schema_key_has_a_description(name):
     assert gen_docs.undocumented(gen_docs.load_schema(name)) == []
 

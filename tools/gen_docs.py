@@ -155,7 +155,7 @@ def schema_table(name: str, required_note: Callable[[str], str] | None = None) -
     """The Markdown table of one schema's keys: key, values, description."""
     schema = load_schema(name)
     roots = [("", schema)] + [(f"{d}.", node) for d, node in schema.get("$defs", {}).items()
-                              if name in ("beir",)]
+                              if name in ("beir", "results")]
     rows = ["| key | values | description |", "| --- | --- | --- |"]
     for prefix, root in roots:
         required = set(root.get("required", []))
@@ -207,6 +207,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "beir": ("input-formats.md", lambda: schema_table("beir")),
     "common": ("input-formats.md", common_table),
     "metrics": ("metrics.md", metrics_table),
+    "results": ("results.md", lambda: schema_table("results")),
 }
 
 
