@@ -126,6 +126,9 @@ def forged() -> dict:
     r["problems"] = [{"kind": next(p), "severity": "warning", "file": next(p), "line": 1, "id": next(p),
                       "message": next(p)} for _ in range(5)]
     r["problems_dropped"] = {next(p): 3}
+    r["slices"] = {"left_out": 0, "max_slices": 50, "slices": [
+        {"name": next(p), "questions": 1, "in_means": 1, "metrics": {}, "gated": True, "passed": False, "views": [],
+         "thresholds": [{"measure": next(p), "limit": 0.5, "value": 0.1, "passed": False, "note": next(p)}]}]}
     r["provenance"]["commit"] = "<a href='https://evil.example'>"
     r["provenance"]["event_head_sha"] = "@team"
     return r
@@ -161,6 +164,7 @@ def test_forged_values_render_inert():
     assert not re.search(r'href="(?!https://github\.com/acme/knowledge-base/actions/runs/555")', rendered)
     for line in body.splitlines():
         assert not line.lstrip().startswith("::") and "##[" not in line, line
+    assert body.count("| slice ") == 1 and "#### Other rules of the gate" in body
     # Values the schema leaves untyped, and numbers too big to show, are "?".
     assert "| ? | ? | ? | ? |" in body and "≥ ?" in body
     # The artifact names another head than the run: said, not hidden.

@@ -19,6 +19,7 @@ from rag_corpus_check.gate.significance import (
     stricter_alpha,
 )
 from rag_corpus_check.metrics.measures import Measure
+from rag_corpus_check.report.comment import RunInfo, load_results, render
 from support.repos import commit, init
 
 RUN_CONFIG = "committed-run.rag-corpus-check.yml"
@@ -131,6 +132,14 @@ def test_a_significant_drop_fails_the_gate_and_says_why(kb, tmp_path, capsys):
     assert ("head", "nDCG@5") in failed and ("base", "nDCG@5") in failed
     assert "dropped -0.4442 vs base judged by the head's gold set, and the drop is significant" in console
     assert "Paired test gate (`significance.alpha` 0.05" in summary and "❌ significant drop" in summary
+    # the PR comment, rebuilt from the results file, puts the failed tests first, the passed thresholds above
+    body = render(load_results(json.dumps(res).encode()), RunInfo(1, "https://github.com/o/r/actions/runs/1",
+                                                                     "0" * 40, "failure"))
+    rows = body.split("#### Other rules of the gate\n\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    failed_rows = [r for r in rows if "| ❌ (p " in r]
+    assert len(failed_rows) == len(failed) and all(r.startswith("| significance, ") for r in failed_rows), rows
+    assert rows[:len(failed)] == failed_rows, rows
+    assert "| significance, head gold | `nDCG@5` | Δ -0.4442 | adjusted p > 0.050 | ❌ (p " in body, rows
 
 
 def test_without_the_key_the_same_drop_passes(kb, tmp_path, capsys):

@@ -14,6 +14,7 @@ import pytrec_eval
 import yaml
 
 from conftest import check, write
+from rag_corpus_check.report.comment import RunInfo, load_results, render
 from support.repos import commit
 
 CONFIG = ".rag-corpus-check.yml"
@@ -188,6 +189,12 @@ def test_a_pr_breaking_only_billing_fails_naming_the_slice(kb, tmp_path, capsys)
     console = text.split("  slices:\n", 1)[1].split("\n  means over", 1)[0]
     assert "FAIL billing (5 questions in the means)" in console and "nDCG@5 0.4993 -> 0.1658" in console
     assert "| billing | 5 | " in summary and "❌" in summary.split("### Slices", 1)[1]
+    # the PR comment, rebuilt from the results file, says which rule failed
+    body = render(load_results(json.dumps(results).encode()), RunInfo(1, "https://github.com/o/r/actions/runs/1",
+                                                                         "0" * 40, "failure"))
+    rules = body.split("#### Other rules of the gate\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert rules[2].startswith("| slice billing | `nDCG@5` | 0.1658 | ≥ 0.3000, drop ≤ 0.0500 | ❌ ("), rules
+    assert rules[3] == "| per question | `nDCG@5` | 2 fell by > 0.5000 | at most 20 | ✅ |", rules
 
 
 def test_a_slice_that_did_not_move_is_not_in_the_console(kb, tmp_path, capsys):

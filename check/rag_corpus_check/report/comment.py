@@ -225,7 +225,8 @@ def _more(shown: int, total: int, what: str) -> str:
 
 def render(results: dict, run: RunInfo) -> str:
     """The comment for a valid results file, under MAX_COMMENT_BYTES."""
-    sections = [_thresholds(results), _other_means(results), _deltas(results), _worst(results), _problems(results)]
+    sections = [_thresholds(results), _other_rules(results), _other_means(results), _deltas(results), _worst(results),
+                _problems(results)]
     return _fit(_head(results, run), sections, _footer(run, f"Rebuilt from `{RESULTS}` of"))
 
 
@@ -302,8 +303,30 @@ def _thresholds(results: dict) -> str:
 def _threshold_row(t: dict) -> list[str]:
     drop = f", drop ≤ {num(t['max_drop'])}" if t.get("max_drop") is not None else ""
     note = f" ({cell(t['note'], 80)})" if t.get("note") else ""
-    result = {True: "✅", False: "❌"}.get(t["passed"], "—")
-    return [measure(t["measure"]), num(t["value"]), f"≥ {num(t['limit'])}{drop}", result + note]
+    return [measure(t["measure"]), num(t["value"]), f"≥ {num(t['limit'])}{drop}", _passed(t["passed"]) + note]
+
+
+def _passed(passed: object) -> str:
+    return {True: "✅", False: "❌"}.get(passed, "—")  # type: ignore[call-overload]
+
+
+def _other_rules(results: dict) -> str:
+    """The gate's other rules, failed first: each gated slice's thresholds,
+    the per-question rule, the significance gate."""
+    sig, rule = results.get("significance") or {}, results.get("per_question")
+    slices = [(s, t) for s in (results.get("slices") or {}).get("slices") or [] if s["gated"] for t in s["thresholds"]]
+    rows = [[f"slice {cell(s['name'], 64)}", *_threshold_row(t)] for s, t in slices]
+    if rule:
+        fell = max(map(len, rule["dropped"].values()), default=0)
+        rows.append(["per question", measure(rule["measure"]), f"{count(fell)} fell by > {num(rule['max_drop'])}",
+                     f"at most {count(rule['max_questions'])}", _passed(rule["passed"])])
+    rows += [[f"significance, {cell(t['gold'], 4)} gold", measure(t["measure"]), f"Δ {signed(t['delta'])}",
+              f"adjusted p > {num(sig['alpha'], 3)}", f"{_passed(not t['failed'])} (p {num(t['adjusted_p_value'], 3)})"]
+             for t in sig.get("tested", [])]
+    rows.sort(key=lambda r: not r[-1].startswith("❌"))
+    body = _table(["rule", "measure", "value", "must be", "result"], rows[:MAX_ROWS]) + _more(
+        min(len(rows), MAX_ROWS), len(rows), "rules")
+    return "#### Other rules of the gate\n\n" + body if rows else ""
 
 
 def _other_means(results: dict) -> str:
