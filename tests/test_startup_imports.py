@@ -20,7 +20,11 @@ import sys
 import pytest
 
 from conftest import EXAMPLE, ROOT
-from support.repos import git
+
+sys.path.insert(0, str(ROOT / "bench"))
+from generate import generate  # noqa: E402
+from support.repos import git  # noqa: E402
+from rag_corpus_check.retrieval.bm25 import SMALL_POSTINGS, tokenize  # noqa: E402
 
 LAUNCH = ROOT / "check" / "launch.py"
 # Never needed by a check without --base (reading and checking the base), nor
@@ -35,7 +39,8 @@ NEVER_HERE = {"rag_corpus_check.retrieval.external", "rag_corpus_check.retrieval
 # remove imports; raising one is a decision, with its reason in the change.
 MAX_OURS = 67  # 11 of them are the folders' __init__ modules
 MAX_STDLIB = {"committed-run.rag-corpus-check.yml": 130, ".rag-corpus-check.yml": 141}  # (runpy here)
-PACKAGES = {"committed-run.rag-corpus-check.yml": {"yaml"}, ".rag-corpus-check.yml": {"yaml", "numpy"}}
+# numpy only where BM25's index is past its small-index crossover (not the example's).
+PACKAGES = {"committed-run.rag-corpus-check.yml": {"yaml"}, ".rag-corpus-check.yml": {"yaml"}}
 
 # launch.py, as the action runs it; the CLI ends with os._exit, which prints
 # the modules loaded by then.
@@ -89,7 +94,7 @@ def test_the_example_check_imports_only_what_it_needs(example, tmp_path, config)
     assert not (modules | tops(modules)) & NEVER_HERE, sorted((modules | tops(modules)) & NEVER_HERE)
     others = tops(modules - stdlib(modules) - ours(modules)) - {"cython_runtime"} - {
         m for m in tops(modules) if m.startswith("_cython_")}  # (numpy's and yaml's Cython runtime)
-    assert others == PACKAGES[config], "numpy only where BM25 ranks, jsonschema only for invalid input"
+    assert others == PACKAGES[config], "numpy only for a large BM25 index, jsonschema only for invalid input"
     assert len(ours(modules)) <= MAX_OURS, sorted(ours(modules))
     if sys.version_info[:2] == (3, 13):  # other versions import other standard modules
         assert len(stdlib(modules)) <= MAX_STDLIB[config], sorted(stdlib(modules))
@@ -105,3 +110,21 @@ def test_the_base_machinery_comes_with_base(example, tmp_path):
     assert code == 0
     assert len(BASE_ONLY & modules) == 2, sorted(BASE_ONLY & modules)
     assert "numpy" not in modules and "jsonschema" not in tops(modules)
+
+
+def large_bm25_kb(dest):
+    """bench/generate.py's data, its corpus past BM25's small-index crossover
+    (3,000 documents of 60-100 words: ~150k postings)."""
+    generate(str(dest), 3000, 10, depth=20)
+    return dest
+
+
+def test_numpy_comes_with_a_large_bm25_index(tmp_path):
+    """The other side of the crossover: past SMALL_POSTINGS the scorer is numpy's."""
+    kb = large_bm25_kb(tmp_path / "large")
+    code, modules = imported(kb, "--config", "bm25.rag-corpus-check.yml", "--output", str(tmp_path / "r.json"))
+    assert code == 0
+    assert "numpy" in modules
+    with open(kb / "corpus.jsonl", encoding="utf-8") as f:
+        docs = [d for d in map(json.loads, f) if d["status"] == "active"]
+    assert sum(len(set(tokenize(f"{d['title']}\n{d['text']}"))) for d in docs) > SMALL_POSTINGS  # past it
