@@ -8,7 +8,6 @@ import importlib
 import os
 import stat
 import sys
-import tempfile
 
 from rag_corpus_check import __version__
 from rag_corpus_check.commands.check import run_check
@@ -110,6 +109,7 @@ def default_output_dir() -> str:
         d = os.path.join(runner_temp, "rag-corpus-check")
         os.makedirs(d, exist_ok=True)
         return d
+    import tempfile  # only without --output: a run given its paths needs none
     return _private_dir(os.path.join(tempfile.gettempdir(), f"rag-corpus-check-{_user()}"))
 
 
@@ -130,6 +130,7 @@ def _private_dir(path: str) -> str:
     ours = stat.S_ISDIR(st.st_mode) and getattr(os, "getuid", lambda: st.st_uid)() == st.st_uid
     if ours and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return path
+    import tempfile
     return tempfile.mkdtemp(prefix="rag-corpus-check-")
 
 
@@ -322,7 +323,6 @@ def run() -> None:
 
 
 def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:
-    from rag_corpus_check.report import github as gh
     from rag_corpus_check.report.console import render_console, verdict_line
     from rag_corpus_check.report.results import write_atomic, write_benchmark, write_results
     from rag_corpus_check.report.summary import build_summary
@@ -334,6 +334,8 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
     if benchmark:
         write_benchmark(benchmark, outcome)
     if github:
+        from rag_corpus_check.report import github as gh
+
         for line in gh.annotation_lines(outcome):
             print(line)
     if args.quiet:

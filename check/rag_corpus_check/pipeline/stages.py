@@ -28,15 +28,14 @@ from rag_corpus_check.metrics.evaluate import (
     irrelevant_top,
 )
 from rag_corpus_check.metrics.measures import Measure
-from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.rankings import Retriever
 from rag_corpus_check.pipeline.uncertainty import add_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
-if TYPE_CHECKING:  # compare is imported only when there is a base to compare with
-    from rag_corpus_check.gate.compare import Comparison
+if TYPE_CHECKING:  # rankings only without a committed run
+    from rag_corpus_check.pipeline.base_questions import BaseQuestions
+    from rag_corpus_check.pipeline.rankings import Retriever
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,11 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
     sources = input_sources(root, cfg, out.problems)
     if sources is None:
         return Inputs()
-    retriever = Retriever(cfg, sources["corpus"].display, root, options.retriever_timeout) if cfg.run is None else None
+    retriever = None
+    if cfg.run is None:
+        from rag_corpus_check.pipeline.rankings import Retriever
+
+        retriever = Retriever(cfg, sources["corpus"].display, root, options.retriever_timeout)
     inputs = _read(cfg, out, sources, retriever)
     try:
         _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options, also_rank)

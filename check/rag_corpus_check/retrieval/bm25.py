@@ -47,8 +47,8 @@ import math
 import re
 from array import array
 from collections import Counter
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from rag_corpus_check.core.text import nfkc
@@ -272,10 +272,10 @@ class BM25Index:
         Each candidate counts as a unit of work."""
         docs, scores = scored
         self._spend(len(docs))
-        if isinstance(docs, list):
+        if isinstance(docs, list):  # the Python path: the depth smallest (-score, id), in that order
             ids = self._doc_ids
-            return [(-neg, doc_id) for neg, doc_id in heapq.nsmallest(depth, zip(map(float.__neg__, scores),
-                                                                                   map(ids.__getitem__, docs)))]
+            best = heapq.nsmallest(depth, zip(map(float.__neg__, scores), map(ids.__getitem__, docs), strict=True))
+            return [(-neg, doc_id) for neg, doc_id in best]
         import numpy as np
 
         return [(-neg, doc_id) for neg, doc_id in _best(np, docs, scores, depth, self._doc_ids)]
