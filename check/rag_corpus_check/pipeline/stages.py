@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.gate.compare import Comparison, max_drop_failures
 from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
@@ -33,7 +32,8 @@ from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.pipeline.uncertainty import add_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
-if TYPE_CHECKING:  # rankings only without a committed run
+if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
+    from rag_corpus_check.gate.compare import Comparison
     from rag_corpus_check.pipeline.base_questions import BaseQuestions
     from rag_corpus_check.pipeline.rankings import Retriever
 
@@ -323,6 +323,8 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
     if comparison is None:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
         return
+
+    from rag_corpus_check.gate.compare import max_drop_failures  # only with a base compared
 
     base_means = {d.measure: d.head for d in comparison.base_gold.deltas} if comparison.base_gold else None
     out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),
