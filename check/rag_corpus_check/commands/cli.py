@@ -11,6 +11,7 @@ import sys
 
 from rag_corpus_check import __version__
 from rag_corpus_check.commands.check import run_check
+from rag_corpus_check.commands.help_format import RawDescriptionHelpFormatter
 from rag_corpus_check.config.load import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core import progress
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,  # (without importing shutil)
     )
     p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
     p.add_argument(
@@ -360,8 +361,7 @@ def _publish(gh, outcome: Outcome, markdown: str, results_path: str, summary_pat
 
 
 def _remove_stale(*paths: str | None) -> None:
-    """A results or summary file left by an earlier run must never be taken
-    for this run's: remove it before starting."""
+    """A results or summary file of an earlier run is never this run's: remove it first."""
     for path in paths:
         if path and os.path.isfile(path):
             os.unlink(path)
