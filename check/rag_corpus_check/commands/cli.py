@@ -8,10 +8,10 @@ import importlib
 import os
 import stat
 import sys
-import tempfile
 
 from rag_corpus_check import __version__
 from rag_corpus_check.commands.check import run_check
+from rag_corpus_check.commands.help_format import RawDescriptionHelpFormatter
 from rag_corpus_check.config.load import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core import progress
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawDescriptionHelpFormatter,  # (without importing shutil)
     )
     p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
     p.add_argument(
@@ -110,6 +110,7 @@ def default_output_dir() -> str:
         d = os.path.join(runner_temp, "rag-corpus-check")
         os.makedirs(d, exist_ok=True)
         return d
+    import tempfile  # only without --output: a run given its paths needs none
     return _private_dir(os.path.join(tempfile.gettempdir(), f"rag-corpus-check-{_user()}"))
 
 
@@ -130,6 +131,7 @@ def _private_dir(path: str) -> str:
     ours = stat.S_ISDIR(st.st_mode) and getattr(os, "getuid", lambda: st.st_uid)() == st.st_uid
     if ours and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return path
+    import tempfile
     return tempfile.mkdtemp(prefix="rag-corpus-check-")
 
 
@@ -322,7 +324,6 @@ def run() -> None:
 
 
 def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:
-    from rag_corpus_check.report import github as gh
     from rag_corpus_check.report.console import render_console, verdict_line
     from rag_corpus_check.report.results import write_atomic, write_benchmark, write_results
     from rag_corpus_check.report.summary import build_summary
@@ -334,6 +335,8 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
     if benchmark:
         write_benchmark(benchmark, outcome)
     if github:
+        from rag_corpus_check.report import github as gh
+
         for line in gh.annotation_lines(outcome):
             print(line)
     if args.quiet:
@@ -358,8 +361,7 @@ def _publish(gh, outcome: Outcome, markdown: str, results_path: str, summary_pat
 
 
 def _remove_stale(*paths: str | None) -> None:
-    """A results or summary file left by an earlier run must never be taken
-    for this run's: remove it before starting."""
+    """A results or summary file of an earlier run is never this run's: remove it first."""
     for path in paths:
         if path and os.path.isfile(path):
             os.unlink(path)

@@ -14,24 +14,22 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.core.text import natural_key
 from rag_corpus_check.gate.bootstrap import Interval, add_intervals
+from rag_corpus_check.gate.terms import (  # the comparison's terms (defined there: a check without a base needs them too)
+    BASE_GOLD,
+    HEAD_GOLD,
+    MIN_PERMUTATIONS,
+    MIN_QUESTIONS,
+    PERMUTATIONS,
+    SEED,
+    TOLERANCE,
+    WORK,
+)
 from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, evaluate, means
 from rag_corpus_check.metrics.measures import Measure, Options
 
 if TYPE_CHECKING:
     from rag_corpus_check.gate.label_debt import DeltaBound
 
-# Means are sums of fractions; 0.7 can come out as 0.69999999999999996. A mean
-# within this distance below a limit is treated as equal to it (thresholds
-# and max_drop alike).
-TOLERANCE = 1e-12
-MIN_QUESTIONS = 10  # fewer paired questions than this: no conclusion is drawn
-PERMUTATIONS = 10_000
-SEED = 20261130
-# Look-ups one measure's test may take (~1 s here): past 2,000 questions the
-# permutations shrink to fit, but never below MIN_PERMUTATIONS (a p-value
-# resolution of 0.001). The count used is in each delta's `permutations`.
-WORK = 2_500_000
-MIN_PERMUTATIONS = 1_000
 MOVES_SHOWN = 10
 
 
@@ -126,16 +124,9 @@ class QuestionChange:
         return self.head - self.base
 
 
-HEAD_GOLD, BASE_GOLD = "head", "base"
-GOLD_SETS = {
-    HEAD_GOLD: "each revision's own gold set, over the questions in both",
-    BASE_GOLD: "the base's gold set (its questions and labels) for both rankings",
-}
-
-
 @dataclass
 class View:
-    """Base → head as one gold set sees it (:data:`GOLD_SETS`): per measure
+    """Base → head as one gold set sees it (:data:`terms.GOLD_SETS`): per measure
     the means over the same (paired) questions on both sides, per question
     the change of the key measure, and the questions over the per-question
     rule's limit."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, SliceRule, Threshold
-from rag_corpus_check.gate.significance import alpha_changes, stricter_alpha
 
 BASE = "base"
 FIRST_INTRODUCTION = "head-first-introduction"
@@ -192,6 +191,8 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
     _threshold_changes(base.thresholds, head.thresholds, changes, loosened)
     _slice_changes(base, head, changes, loosened)
     _per_question_changes(base, head, changes, loosened)
+    from rag_corpus_check.gate.significance import alpha_changes  # only with a base config
+
     for found, into in zip(alpha_changes(base.significance, head.significance), (changes, loosened), strict=True):
         into += found
     _validation_changes(base, head, changes, loosened)
@@ -287,6 +288,8 @@ def enforce(rules: Rules, base: Config, head: Config) -> None:
         setattr(head, name, getattr(base, name))
     head.thresholds = merge_thresholds(base.thresholds, head.thresholds)
     head.per_question = _stricter(base.per_question, head.per_question)
+    from rag_corpus_check.gate.significance import stricter_alpha
+
     head.significance = stricter_alpha(base.significance, head.significance)
     head.slices = merge_slices(base.slices, head.slices)
     for name in VALIDATION:

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
+from rag_corpus_check.gate.terms import GOLD_WORDS
 from rag_corpus_check.metrics.measures import Measure
 
 if TYPE_CHECKING:
     from rag_corpus_check.gate.compare import Comparison, Delta, View
 
-GOLD_WORDS = {"head": "the head's gold set", "base": "the base's gold set"}
 
 
 def holm(p_values: list[float]) -> list[float]:

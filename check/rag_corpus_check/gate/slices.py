@@ -12,24 +12,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config, SliceRule
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import natural_key, safe_text
-from rag_corpus_check.gate.compare import (
-    BASE_GOLD,
-    HEAD_GOLD,
-    MIN_PERMUTATIONS,
-    TOLERANCE,
-    Comparison,
-    Delta,
-    View,
-    max_drop_failures,
-    paired_randomization,
-    permutations_for,
-)
+from rag_corpus_check.gate.terms import BASE_GOLD, HEAD_GOLD, MIN_PERMUTATIONS, TOLERANCE
 from rag_corpus_check.gate.thresholds import ThresholdResult, apply_thresholds
 from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, means
+
+if TYPE_CHECKING:  # the comparison is imported where a base was compared
+    from rag_corpus_check.gate.compare import Delta, View
 
 # Slices reported: those the config names, then the largest others. Each
 # compared slice costs a paired test per measure and gold set (~10 ms each).
@@ -185,6 +178,8 @@ class _Compared:
         bq = self.base
         pairs = [(bq[q], hq[q]) for q in sorted(filter(_ok_in(bq, hq), members), key=self.order.__getitem__)]
         measures = list(pairs[0][1].values) if pairs else []
+        from rag_corpus_check.gate.compare import View
+
         return View(gold, [_delta(m, pairs) for m in measures], paired=len(pairs))
 
 
@@ -199,12 +194,16 @@ def _status(results: dict[str, QueryResult], qid: str) -> str | None:
 
 
 def _delta(m, pairs: list[tuple[QueryResult, QueryResult]]) -> Delta:
+    from rag_corpus_check.gate.compare import Delta, permutations_for
+
     base, head = [b for b, _ in pairs], [h for _, h in pairs]
     n = min(permutations_for(len(pairs)), SLICE_PERMUTATIONS)  # never more than the whole set's
     return Delta(m, means(base, [m])[m], means(head, [m])[m], _p_value(m, base, head, n), len(pairs), n)
 
 
 def _p_value(m, base: list[QueryResult], head: list[QueryResult], permutations: int) -> float | None:
+    from rag_corpus_check.gate.compare import paired_randomization
+
     bvals, hvals = [r.values[m] for r in base], [r.values[m] for r in head]
     return None if None in bvals + hvals else paired_randomization(bvals, hvals, permutations=permutations)  # type: ignore[arg-type]
 
@@ -249,6 +248,11 @@ def _gate(s: SliceResult, compared: bool) -> list[ThresholdResult]:
 
 
 def _gate_on_views(s: SliceResult) -> list[ThresholdResult]:
+    from rag_corpus_check.gate.compare import (  # views: a base was compared
+        Comparison,
+        max_drop_failures,
+    )
+
     thresholds = list(s.rule.thresholds)
     base_view = _base_view(s.views)
     pseudo = Comparison("", "", head_gold=s.views[0], base_gold=base_view)

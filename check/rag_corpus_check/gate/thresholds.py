@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import PerQuestion, Threshold
-from rag_corpus_check.gate.compare import TOLERANCE
+from rag_corpus_check.gate.terms import TOLERANCE
 from rag_corpus_check.metrics.measures import Measure
 
 if TYPE_CHECKING:

@@ -6,7 +6,6 @@ dense and hybrid."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 
 from rag_corpus_check.config.load import Config
@@ -205,6 +204,8 @@ class Retriever:
             problems.add(P.LIMIT, f"the questions file for the retriever command would be {size} bytes, over "
                          f"{MAX_QUESTIONS_BYTES} (YAML aliases repeating a question?)", file=cfg.path_display)
             return None
+        import tempfile
+
         from rag_corpus_check.retrieval.external import run_command  # (subprocess, the reaper)
 
         with tempfile.TemporaryDirectory(prefix="rag-corpus-check-retriever-") as workdir:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.gate.compare import Comparison, max_drop_failures
 from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
@@ -28,15 +27,15 @@ from rag_corpus_check.metrics.evaluate import (
     irrelevant_top,
 )
 from rag_corpus_check.metrics.measures import Measure
-from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.rankings import Retriever
 from rag_corpus_check.pipeline.uncertainty import add_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
-if TYPE_CHECKING:  # compare is imported only when there is a base to compare with
+if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
     from rag_corpus_check.gate.compare import Comparison
+    from rag_corpus_check.pipeline.base_questions import BaseQuestions
+    from rag_corpus_check.pipeline.rankings import Retriever
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,11 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
     sources = input_sources(root, cfg, out.problems)
     if sources is None:
         return Inputs()
-    retriever = Retriever(cfg, sources["corpus"].display, root, options.retriever_timeout) if cfg.run is None else None
+    retriever = None
+    if cfg.run is None:
+        from rag_corpus_check.pipeline.rankings import Retriever
+
+        retriever = Retriever(cfg, sources["corpus"].display, root, options.retriever_timeout)
     inputs = _read(cfg, out, sources, retriever)
     try:
         _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options, also_rank)
@@ -320,6 +323,8 @@ def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> Non
     if comparison is None:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
         return
+
+    from rag_corpus_check.gate.compare import max_drop_failures  # only with a base compared
 
     base_means = {d.measure: d.head for d in comparison.base_gold.deltas} if comparison.base_gold else None
     out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),

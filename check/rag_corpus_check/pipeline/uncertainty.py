@@ -7,12 +7,15 @@ bounds of each delta and the gate on the paired test
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.gate.bootstrap import mean_intervals
-from rag_corpus_check.gate.compare import Comparison
 from rag_corpus_check.gate.label_debt import Scale, Sides, head_debt, view_bounds
-from rag_corpus_check.gate.significance import significance_gate
 from rag_corpus_check.pipeline.outcome import Outcome
+
+if TYPE_CHECKING:  # the comparison: only with a base compared
+    from rag_corpus_check.gate.compare import Comparison
 
 
 def scale(cfg: Config) -> Scale:
@@ -28,6 +31,8 @@ def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = N
     out.intervals = mean_intervals(out.evaluation)
     out.debt = head_debt(out.gold.grades(), out.run.rankings(), out.evaluation, scale(cfg))
     if comparison is not None and cfg.significance is not None:
+        from rag_corpus_check.gate.significance import significance_gate
+
         out.significance = significance_gate(cfg.significance, cfg.thresholds, comparison)
 
 

@@ -4,13 +4,18 @@ slice's thresholds — or why it is not gated."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.gate.compare import GOLD_SETS, Delta, View
 from rag_corpus_check.gate.slices import MAX_SLICES, SliceResult, questions, view_moved
+from rag_corpus_check.gate.terms import GOLD_SETS
 from rag_corpus_check.gate.thresholds import ThresholdResult
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.changes import signed
 from rag_corpus_check.report.markdown import Summary, cell, fmt
+
+if TYPE_CHECKING:  # the comparison's records: only with a base compared
+    from rag_corpus_check.gate.compare import Delta, View
 
 
 def _results(out: Outcome) -> list[SliceResult]:

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import TYPE_CHECKING
 
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.gate.compare import (
+from rag_corpus_check.gate.rules import Rules
+from rag_corpus_check.gate.terms import (
     GOLD_SETS,
     MIN_PERMUTATIONS,
     MIN_QUESTIONS,
     PERMUTATIONS,
     SEED,
     WORK,
-    Comparison,
-    Delta,
-    QuestionChange,
-    View,
 )
-from rag_corpus_check.gate.rules import Rules
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.confidence import (
     add_explained,
@@ -32,6 +29,9 @@ from rag_corpus_check.report.confidence import (
     pool_for,
 )
 from rag_corpus_check.report.markdown import Summary, cell, fmt
+
+if TYPE_CHECKING:  # the comparison's records: only with a base compared
+    from rag_corpus_check.gate.compare import Comparison, Delta, QuestionChange, View
 
 SIGNIFICANCE = (
     f"two-sided paired randomization (sign-flip) test over questions, {PERMUTATIONS:,} permutations (fewer past "

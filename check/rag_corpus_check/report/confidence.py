@@ -4,14 +4,19 @@ the terminal and the results file show them (computed in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rag_corpus_check.gate import bootstrap
 from rag_corpus_check.gate.bootstrap import Interval
-from rag_corpus_check.gate.compare import Delta
 from rag_corpus_check.gate.label_debt import ASSUMPTION, Explained, explained_drops
-from rag_corpus_check.gate.significance import GOLD_WORDS, Tested
+from rag_corpus_check.gate.terms import GOLD_WORDS
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, fmt
+
+if TYPE_CHECKING:  # the comparison and the paired test: only with a base compared
+    from rag_corpus_check.gate.compare import Delta
+    from rag_corpus_check.gate.significance import Tested
 
 CI = f"{bootstrap.LEVEL:.0%} interval"
 IF_RELEVANT = "if every unjudged top-k document were relevant"

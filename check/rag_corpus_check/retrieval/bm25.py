@@ -19,11 +19,15 @@ be cross-checked.
   indexed: stale and restricted documents should not be served to users.
 
 Memory: the index keeps, per term, the numbers and precomputed weights of
-the documents that contain it (numpy arrays, compressed sparse rows); no
-document text is kept. Search sums a question's postings per document with
-``numpy.bincount`` (the scorer is why a BM25 check imports numpy, ~0.1 s; 27x
-faster than adding posting by posting in Python on questions of ~200 words,
-``bench/bm25_long.py``).
+the documents that contain it (compressed sparse rows); no document text is
+kept. Search sums a question's postings per document. A large index does it
+with ``numpy.bincount`` (numpy arrays; 27x faster than adding posting by
+posting in Python on questions of ~200 words, ``bench/bm25_long.py``). A small
+one (at most :data:`SMALL_POSTINGS` postings, and searches that have visited
+at most :data:`SMALL_WORK` so far) adds them in Python lists and never imports
+numpy, whose import alone (~0.06 s) is more than the whole search there
+(``bench/bm25_small.py``). Both paths weigh each posting by one rule
+(:func:`weigh`) and add in the same order: the same scores, bit for bit.
 
 Bounds (:class:`Budget`, from ``limits:``): the index holds at most
 ``max_vocabulary`` distinct terms and ``max_index_postings`` (term, document)
@@ -44,6 +48,7 @@ import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from rag_corpus_check.core.text import nfkc
@@ -108,6 +113,16 @@ class Bounds:
 # questions): ~2 CPU-s at ~0.3 µs a unit of work.
 WORK_FLOOR = 4_000_000
 
+# Below these the scorer adds postings in Python instead of importing numpy
+# (~0.06 s): an index of at most SMALL_POSTINGS (term, document) pairs, and
+# searches that together visited at most SMALL_WORK units of work (past it
+# the index is turned into arrays once). Measured (bench/bm25_small.py, 20
+# words a document): Python was faster up to ~250k units of work (700
+# documents, 200 questions: 0.16 s vs 0.20 s) and for 86k postings with few
+# questions (0.18 s vs 0.24 s); numpy from ~540k units (0.18 s vs 0.26 s).
+SMALL_POSTINGS = 100_000
+SMALL_WORK = 250_000
+
 
 class Budget(Exception):
     """A bound of :class:`Bounds` was reached; ``limit`` names it."""
@@ -167,47 +182,44 @@ class BM25Index:
         return len(self._doc_ids)
 
     def finish(self) -> BM25Index:
-        """Freeze the postings into three numpy arrays (compressed sparse
-        rows: 12 bytes a posting, one Python int a term) with each
-        posting's weight ``idf · tf / (tf + k1·(1 − b + b·dl/avgdl))``,
-        computed in the same IEEE operations, in the same order, as Python
-        floats would (``math.log`` for ``idf``: numpy's may differ in the
-        last bit)."""
-        import numpy as np
-
+        """Freeze the postings into compressed sparse rows, ordered by term
+        then document, with each posting's weight (:func:`weigh`): Python
+        lists for an index of at most :data:`SMALL_POSTINGS` postings (no
+        numpy import; see :meth:`score`), else three numpy arrays (12 bytes
+        a posting, one Python int a term). ``idf`` is ``math.log``'s on both
+        (numpy's may differ in the last bit), so the weights are the same
+        floats, bit for bit."""
         n = len(self._doc_ids)
         avgdl = (sum(self._doc_len) / n) if n else 0.0
         k1, b = self.params.k1, self.params.b
-        norm = np.array([k1 * (1 - b + b * (dl / avgdl)) if avgdl else k1 for dl in self._doc_len], dtype=float)
-        term_nos = np.frombuffer(self._term_nos, dtype=np.intc)
-        dfs = np.bincount(term_nos, minlength=len(self._terms))
-        idf = np.array([math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs.tolist()], dtype=float)
-        order = np.argsort(term_nos, kind="stable")  # by term, then by document
-        rows = np.repeat(np.arange(n, dtype=np.intc), np.frombuffer(self._pairs, dtype=np.intc))[order]
-        tf = np.frombuffer(self._tfs, dtype=np.intc)[order].astype(float)
-        weights = idf[term_nos[order]]
-        del order, term_nos
+        norm = [k1 * (1 - b + b * (dl / avgdl)) if avgdl else k1 for dl in self._doc_len]
+        if self.postings <= SMALL_POSTINGS:
+            self._csr = _small_csr(n, norm, self._term_nos, self._tfs, self._pairs, len(self._terms))
+        else:
+            self._csr = _numpy_csr(n, norm, self._term_nos, self._tfs, self._pairs, len(self._terms))
         self._term_nos, self._tfs, self._pairs = array("i"), array("i"), array("i")
-        weights *= tf  # in place, to keep the peak low: (idf · tf) / (tf + norm)
-        tf += norm[rows]
-        weights /= tf
-        self._csr = (np.concatenate(([0], np.cumsum(dfs))).tolist(), rows, weights)
         return self
 
     def score(self, query: str) -> tuple[Any, Any]:
-        """The documents a query term occurs in (numpy numbers) and their
-        scores. The distinct terms' postings, longest list first (the order
-        the earlier dict-based scorer added them in), weights times the
-        term's count, are summed per document by ``numpy.bincount``, which
-        adds them in that order from 0: every score is the same float, bit
-        for bit (``bench/bm25_long.py --compare``)."""
+        """The documents a query term occurs in and their scores. The
+        distinct terms' postings, longest list first (the order the earlier
+        dict-based scorer added them in), weights times the term's count,
+        are summed per document from 0 in that order: every score is the
+        same float, bit for bit, on both paths. In Python (lists) while the
+        index is small and the work so far under :data:`SMALL_WORK`, else
+        by ``numpy.bincount`` (the small index is turned into arrays once)."""
+        offsets = self._csr[0]
+        entries = sorted(self._entries(query), key=lambda e: offsets[e[0] + 1] - offsets[e[0]], reverse=True)
+        spans = [(offsets[term], offsets[term + 1], n) for term, n in entries]
+        if isinstance(self._csr[1], list) and self.work > SMALL_WORK:
+            self._csr = _as_arrays(self._csr)
+        if isinstance(self._csr[1], list):
+            return _summed_small(spans, self._csr[1], self._csr[2])
         import numpy as np
 
-        offsets, rows, weights = self._csr
-        entries = sorted(self._entries(query), key=lambda e: offsets[e[0] + 1] - offsets[e[0]], reverse=True)
-        if not entries:
+        _, rows, weights = self._csr
+        if not spans:
             return np.zeros(0, dtype=np.intp), np.zeros(0)
-        spans = [(offsets[term], offsets[term + 1], n) for term, n in entries]
         docs = np.concatenate([rows[lo:hi] for lo, hi, _ in spans])
         w = np.concatenate([weights[lo:hi] if n == 1 else weights[lo:hi] * n for lo, hi, n in spans])
         return _summed(np, docs, w, len(self._doc_ids))
@@ -258,10 +270,14 @@ class BM25Index:
         and of those tied at it only the ``depth`` smallest ids are selected
         (a heap: sorting every tie cost 438 CPU-s for 1.13 MB of input).
         Each candidate counts as a unit of work."""
-        import numpy as np
-
         docs, scores = scored
         self._spend(len(docs))
+        if isinstance(docs, list):  # the Python path: the depth smallest (-score, id), in that order
+            ids = self._doc_ids
+            best = heapq.nsmallest(depth, zip(map(float.__neg__, scores), map(ids.__getitem__, docs), strict=True))
+            return [(-neg, doc_id) for neg, doc_id in best]
+        import numpy as np
+
         return [(-neg, doc_id) for neg, doc_id in _best(np, docs, scores, depth, self._doc_ids)]
 
     def search(self, query: str, depth: int | None = None) -> list[str]:
@@ -301,3 +317,77 @@ def _with_ties(items: list[tuple[float, int]], cut: float, depth: int, ids: list
     ranked = sorted((-s, ids[d]) for s, d in items if s > cut)
     tied = heapq.nsmallest(depth - len(ranked), (ids[d] for s, d in items if s == cut))
     return ranked + [(-cut, doc_id) for doc_id in tied]
+
+
+def weigh(idf: Any, tf: Any, norm: Any) -> Any:
+    """The weight of a posting, ``idf · tf / (tf + norm)``, ``norm`` being
+    ``k1·(1 − b + b·dl/avgdl)``: the one rule for both paths, on floats or
+    on numpy float arrays alike (the same IEEE operations in the same order;
+    an array ``idf`` and ``tf`` are updated in place, to keep the peak low)."""
+    idf *= tf
+    tf += norm
+    idf /= tf
+    return idf
+
+
+def _dfs(term_nos: array, terms: int) -> list[int]:
+    dfs = [0] * terms
+    for t in term_nos:
+        dfs[t] += 1
+    return dfs
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def _small_csr(n: int, norm: list[float], term_nos: array, tfs: array, pairs: array, terms: int) -> tuple:
+    """(offsets, docs, weights) as Python lists, postings by term then document."""
+    dfs = _dfs(term_nos, terms)
+    idf = [_idf(n, df) for df in dfs]
+    docs = [doc for doc, count in enumerate(pairs) for _ in range(count)]
+    order = sorted(range(len(term_nos)), key=term_nos.__getitem__)  # stable: by term, then by document
+    rows = [docs[i] for i in order]
+    weights = [weigh(idf[term_nos[i]], float(tfs[i]), norm[docs[i]]) for i in order]
+    return list(accumulate(dfs, initial=0)), rows, weights
+
+
+def _numpy_csr(n: int, norm: list[float], term_nos_: array, tfs: array, pairs: array, terms: int) -> tuple:
+    """(offsets, docs, weights): offsets a list, docs and weights numpy arrays."""
+    import numpy as np
+
+    term_nos = np.frombuffer(term_nos_, dtype=np.intc)
+    dfs = np.bincount(term_nos, minlength=terms)
+    idf = np.array([_idf(n, df) for df in dfs.tolist()], dtype=float)
+    order = np.argsort(term_nos, kind="stable")  # by term, then by document
+    rows = np.repeat(np.arange(n, dtype=np.intc), np.frombuffer(pairs, dtype=np.intc))[order]
+    tf = np.frombuffer(tfs, dtype=np.intc)[order].astype(float)
+    weights = idf[term_nos[order]]
+    del order, term_nos
+    weights = weigh(weights, tf, np.array(norm, dtype=float)[rows])
+    return np.concatenate(([0], np.cumsum(dfs))).tolist(), rows, weights
+
+
+def _as_arrays(csr: tuple) -> tuple:
+    """A small index's lists as numpy arrays (the same numbers)."""
+    import numpy as np
+
+    offsets, rows, weights = csr
+    return offsets, np.array(rows, dtype=np.intc), np.array(weights, dtype=float)
+
+
+def _summed_small(spans: list[tuple[int, int, int]], rows: list[int], weights: list[float]
+                  ) -> tuple[list[int], list[float]]:
+    """Each document's sum of its postings' weights (times the term's
+    count), added from 0 in the spans' order, as ``numpy.bincount`` adds
+    them; documents in the order first met."""
+    sums: dict[int, float] = {}
+    get = sums.get
+    for lo, hi, n in spans:
+        if n == 1:
+            for doc, w in zip(rows[lo:hi], weights[lo:hi], strict=True):
+                sums[doc] = get(doc, 0.0) + w
+        else:
+            for doc, w in zip(rows[lo:hi], weights[lo:hi], strict=True):
+                sums[doc] = get(doc, 0.0) + w * n
+    return list(sums), list(sums.values())

@@ -12,7 +12,6 @@ error after at most a limit's worth of output.
 
 from __future__ import annotations
 
-import gzip
 import os
 import sys
 import zlib
@@ -143,6 +142,8 @@ class Gunzip:
         self.divisor = divisor
         self.tee = _Tee(f, hasher)
         self.unpacked = 0
+        import gzip  # only for a .gz input
+
         self.gz = gzip.GzipFile(fileobj=self.tee, mode="rb")  # type: ignore[call-overload]
 
     def _count(self, data: bytes, extra: int = 0) -> bytes:
