@@ -25,7 +25,7 @@ from operator import gt, lt, mul, ne, sub
 from rag_corpus_check.core.progress import current as current_progress
 from rag_corpus_check.inputs.records import Gold, GoldQuery, Run, RunQuery
 from rag_corpus_check.inputs.run import rank_rises, trec_order
-from rag_corpus_check.inputs.validity import trec_ids_ok
+from rag_corpus_check.inputs.validity import trec_ids_ok, trec_lengths_ok, trec_text_plain
 from rag_corpus_check.safe_io import Limits
 from rag_corpus_check.safe_io.scanner import Slow, text_blocks
 
@@ -98,15 +98,27 @@ def _batch(cols: list[list], bounds: list[int], base: int) -> tuple[list, list, 
     return list(map(cols[0].__getitem__, bounds[:-1])), [base + b for b in bounds], bounds, [c[:end] for c in cols[1:]]
 
 
+DOC = 2  # the column of the document ids, in runs and qrels
+
+
 def _blocks(real: str, file: str, limits: Limits, hasher, width: int, columns: tuple[int, ...]):
-    """``(first line, [qids, *columns])`` per block; progress shown."""
+    """``(first line, [qids, *columns])`` per block (the document ids first
+    among ``columns``, checked here: :func:`_ids_ok`); progress shown."""
+    assert columns[0] == DOC
     progress = current_progress()
     label = f"reading {file}"
     step = width + 1
     for first, text, n in text_blocks(real, file, limits, hasher):
         flat = fields(text, n, width)
-        yield first, [flat[c::step] for c in (0, *columns)]
+        block = [flat[c::step] for c in (0, *columns)]
+        expect(_ids_ok(text, block[1]))
+        yield first, block
         progress.block(label, first + n - 1)
+
+
+def _ids_ok(text: str, docs: list[str]) -> bool:
+    """The id rule for every document id of a block (its fields: ``text``)."""
+    return trec_lengths_ok(docs) if trec_text_plain(text) else trec_ids_ok(docs)
 
 
 def _new_questions(heads: list[str], seen) -> None:
@@ -199,17 +211,15 @@ def _false_at(values: list[bool]) -> Iterator[int]:
         yield at
 
 
-def _distinct(rankings: list[list[str]], ranked: set[str]) -> None:
-    """Every ranked id into ``ranked``; :class:`Slow` for an id twice in a
-    ranking (the small sets first: see :func:`checks.run_block`)."""
-    sets = list(map(set, rankings))
-    expect(sum(map(len, sets)) == sum(map(len, rankings)))
-    ranked.update(*sets)
+def _distinct(rankings: list[list[str]]) -> None:
+    """:class:`Slow` for an id twice in a ranking."""
+    expect(sum(map(len, map(set, rankings))) == sum(map(len, rankings)))
 
 
 def read_run(real: str, file: str, limits: Limits, hasher=None, order: str = "descending") -> Run:
-    """A TREC run (rows of a question together), ordered as trec_eval orders it."""
-    ranked: set[str] = set()
+    """A TREC run (rows of a question together), ordered as trec_eval orders
+    it; its ranked ids kept as ranked, repeats and all (:attr:`Run.ranked`)."""
+    ranked: list[str] = []
     run = Run(file=file, format="trec", ranked=ranked)
     queries = run.queries
     ordering = _Order(order)
@@ -218,9 +228,10 @@ def read_run(real: str, file: str, limits: Limits, hasher=None, order: str = "de
         _new_questions(heads, queries.keys())
         _ranks(ranks)
         rankings = ordering.rankings(docs, ranks, _scores(score_column), bounds)
-        _distinct(rankings, ranked)
+        _distinct(rankings)
+        ranked += docs
         queries.update(zip(heads, map(RunQuery, heads, lines[:-1], rankings), strict=True))
-    expect(not ordering.upside_down() and trec_ids_ok(list(ranked)))
+    expect(not ordering.upside_down())
     return run
 
 
@@ -247,7 +258,6 @@ def read_qrels(real: str, file: str, limits: Limits, hasher=None, grade_map: dic
     for heads, lines, bounds, (docs, grade_column) in questions(
             _blocks(real, file, limits, hasher, QRELS_FIELDS, (2, 3)), 3):
         _new_questions(heads, queries.keys())
-        expect(trec_ids_ok(docs))
         grades = _grades(grade_column)
         if grade_map:
             grades = list(map(grade_map.get, grades, grades))
