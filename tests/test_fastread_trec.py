@@ -13,7 +13,7 @@ import hashlib
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rag_corpus_check import inputs
@@ -222,6 +222,44 @@ def test_every_score_form(value, where, tmp_path):
     _, problems, _ = _exact("run", str(p))
     assert same_or_slow("run", str(p)) is not problems.items  # (a score that turns the order round: a warning)
     assert problems.items or value in GOOD_SCORES + ODD_SCORES
+
+
+@st.composite
+def _one_width(draw):
+    """Scores of one width (the fast reader orders them as text when their
+    digits line up): digits, a point at one place (or, sometimes, at
+    another), ties, leading zeros, and 15 to 17 digits, where doubles
+    start to merge decimals (9007199254740993 reads as 9007199254740992)."""
+    width = draw(st.sampled_from([1, 2, 3, 5, 8, 15, 16, 17]))
+    point = draw(st.one_of(st.none(), st.integers(0, width - 1)))  # None half the time
+    digits = st.text("0123456789" if width < 15 else "09", min_size=width, max_size=width)
+    scores = []
+    for _ in range(draw(st.integers(2, 6))):
+        text = draw(st.sampled_from(["900719925474099" + "3" * (width - 15), "900719925474099" + "2" * (width - 15)])
+                    if width >= 16 and draw(st.booleans()) else digits)
+        at = point if draw(st.integers(0, 9)) else draw(st.sampled_from([None, *range(width)]))
+        scores.append(text if at is None else text[:at] + "." + text[at + 1:])
+    order = draw(st.sampled_from(["falling", "as drawn", "ties"]))
+    if order == "falling":
+        scores.sort(key=lambda x: float(x) if x != "." else 0.0, reverse=True)
+    elif order == "ties":
+        scores = [scores[0]] * len(scores)
+    return scores
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scores=_one_width(), order=st.sampled_from(["descending", "ascending"]))
+@example(scores=["9007199254740993", "9007199254740992"], order="descending")  # one double: a tie
+@example(scores=["900719925474099.3", "900719925474099.2"], order="descending")
+@example(scores=["12.5", "1.50"], order="descending")  # one width, points apart
+def test_scores_of_one_width_are_ordered_as_their_numbers(scores, order, tmp_path):
+    """Aligned scores are compared as text (fast_trec._aligned): the order,
+    ties included, is still trec_eval's order of the numbers."""
+    rows = [f"q1 Q0 d{i} {i + 1} {s} t\n" for i, s in enumerate(scores)] + ["q2 Q0 d1 1 1 t\n"]
+    p = tmp_path / "f.run"
+    p.write_text("".join(rows), encoding="utf-8")
+    _, problems, _ = _exact("run", str(p), order=order)
+    assert same_or_slow("run", str(p), order=order) is not problems.items
 
 
 @pytest.mark.parametrize("value", BAD_GRADES + GRADES)
