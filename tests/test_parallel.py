@@ -302,18 +302,23 @@ def _trec_run(repo, unknown: str | None = None) -> None:
 
 
 def test_ranked_ids_of_a_trec_run_are_asked_of_the_child_as_ranked(repo, both, monkeypatch):
-    """The fast TREC reader keeps the ranked ids as ranked, repeats and all
-    (no set of them here): the child finds the unknown one as one process does."""
+    """With a corpus child the fast TREC reader keeps the ranked ids as
+    ranked, repeats and all (no set of them here): the child finds the
+    unknown one as one process does."""
+    from rag_corpus_check.inputs import fast_trec
+
     _trec_run(repo, unknown="ghost-ranked")
-    asked = []
-    real = child.CorpusProcess.post
+    asked, distinct = [], []
+    real, real_read = child.CorpusProcess.post, fast_trec.read_run
 
     def post(self, kind, *args):
         asked.append((kind, args))
         real(self, kind, *args)
 
     monkeypatch.setattr(child.CorpusProcess, "post", post)
+    monkeypatch.setattr(fast_trec, "read_run", lambda *a: distinct.append(a[-1]) or real_read(*a))
     serial, parallel = both()
+    assert distinct == [True, False]  # each once in one process (a set, while in cache), as ranked with the child
     assert serial[0] == 2
     _same(serial, parallel)
     assert "unknown document id" in " ".join(p["message"] for p in serial[3]["problems"])
