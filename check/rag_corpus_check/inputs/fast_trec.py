@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from math import isfinite
 from operator import gt, lt, mul, ne, sub
 
@@ -87,9 +87,37 @@ def questions(blocks: Iterator[tuple[int, list[list]]], width: int) -> Iterator[
 
 def _bounds(qids: list[str], old: int) -> list[int]:
     """Where each question starts; the first ``old`` rows are one question
-    (carried), so only the others are compared (one C pass)."""
-    start = max(old, 1)
-    return [0, *compress(range(start, len(qids)), map(ne, qids[start - 1:-1], qids[start:]))]
+    (carried), so only the others are compared. A question is most likely
+    as long as the one before it: that guess is checked with one count in
+    C over its rows, else its end is looked for (:func:`_end`). Why: one
+    comparison per row called from ``map`` took 0.09 s of 1.4 s."""
+    n = len(qids)
+    bounds = [0]
+    at, length = max(old, 1), 0
+    while at < n:
+        start = bounds[-1]
+        q = qids[start]
+        end = start + length
+        if not (length and at <= end < n and qids[end] != q and qids[at:end].count(q) == end - at):
+            end = _end(qids, q, at)
+            if end == n:
+                break
+        bounds.append(end)
+        length, at = end - start, end + 1
+    return bounds
+
+
+def _end(qids: list[str], q: str, at: int) -> int:
+    """The first row from ``at`` on that is not ``q`` (``len(qids)`` when
+    none): windows of doubling size counted in C, the first that holds
+    another row then scanned to it."""
+    size = 64
+    while at < len(qids):
+        window = qids[at:at + size]
+        if window.count(q) != len(window):
+            return at + next(compress(count(), map(ne, window, repeat(q))))
+        at, size = at + len(window), size * 2
+    return len(qids)
 
 
 def _batch(cols: list[list], bounds: list[int], base: int) -> tuple[list, list, list, list]:
