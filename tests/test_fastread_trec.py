@@ -13,7 +13,7 @@ import hashlib
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rag_corpus_check import inputs
@@ -60,8 +60,9 @@ def _view(kind, out):
     return [(q, g.line, g.relevant, g.label_lines, g.text, g.snapshot) for q, g in out.queries.items()]
 
 
-def same_or_slow(kind, path, limits=LIMITS, order="descending", grade_map=None) -> bool:
-    """The property; True when the fast reader took the file."""
+def same_or_slow(kind, path, limits=LIMITS, order="descending", grade_map=None, as_ranked=True) -> bool:
+    """The property; True when the fast reader took the file (a run read
+    ``as_ranked`` too: its ranked ids as ranked, for a corpus child)."""
     fast, fast_digest = _fast(kind, path, limits, order, grade_map)
     exact, problems, digest = _exact(kind, path, limits, order, grade_map)
     if fast == "refused":
@@ -74,6 +75,10 @@ def same_or_slow(kind, path, limits=LIMITS, order="descending", grade_map=None) 
     assert fast_digest == digest
     if kind == "run":
         assert fast.ranked == exact.ranked_ids()
+    if kind == "run" and as_ranked:
+        again = fast_trec.read_run(path, "f.run", limits, None, order, distinct=False)
+        assert sorted(again.ranked) == sorted(d for q in exact.queries.values() for d in q.ranking)
+        assert _view(kind, again) == _view(kind, exact)
     return True
 
 
@@ -222,6 +227,44 @@ def test_every_score_form(value, where, tmp_path):
     assert problems.items or value in GOOD_SCORES + ODD_SCORES
 
 
+@st.composite
+def _one_width(draw):
+    """Scores of one width (the fast reader orders them as text when their
+    digits line up): digits, a point at one place (or, sometimes, at
+    another), ties, leading zeros, and 15 to 17 digits, where doubles
+    start to merge decimals (9007199254740993 reads as 9007199254740992)."""
+    width = draw(st.sampled_from([1, 2, 3, 5, 8, 15, 16, 17]))
+    point = draw(st.one_of(st.none(), st.integers(0, width - 1)))  # None half the time
+    digits = st.text("0123456789" if width < 15 else "09", min_size=width, max_size=width)
+    scores = []
+    for _ in range(draw(st.integers(2, 6))):
+        text = draw(st.sampled_from(["900719925474099" + "3" * (width - 15), "900719925474099" + "2" * (width - 15)])
+                    if width >= 16 and draw(st.booleans()) else digits)
+        at = point if draw(st.integers(0, 9)) else draw(st.sampled_from([None, *range(width)]))
+        scores.append(text if at is None else text[:at] + "." + text[at + 1:])
+    order = draw(st.sampled_from(["falling", "as drawn", "ties"]))
+    if order == "falling":
+        scores.sort(key=lambda x: float(x) if x != "." else 0.0, reverse=True)
+    elif order == "ties":
+        scores = [scores[0]] * len(scores)
+    return scores
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scores=_one_width(), order=st.sampled_from(["descending", "ascending"]))
+@example(scores=["9007199254740993", "9007199254740992"], order="descending")  # one double: a tie
+@example(scores=["900719925474099.3", "900719925474099.2"], order="descending")
+@example(scores=["12.5", "1.50"], order="descending")  # one width, points apart
+def test_scores_of_one_width_are_ordered_as_their_numbers(scores, order, tmp_path):
+    """Aligned scores are compared as text (fast_trec._aligned): the order,
+    ties included, is still trec_eval's order of the numbers."""
+    rows = [f"q1 Q0 d{i} {i + 1} {s} t\n" for i, s in enumerate(scores)] + ["q2 Q0 d1 1 1 t\n"]
+    p = tmp_path / "f.run"
+    p.write_text("".join(rows), encoding="utf-8")
+    _, problems, _ = _exact("run", str(p), order=order)
+    assert same_or_slow("run", str(p), order=order) is not problems.items
+
+
 @pytest.mark.parametrize("value", BAD_GRADES + GRADES)
 def test_every_grade_form(value, tmp_path):
     p = tmp_path / "f.qrels"
@@ -243,6 +286,26 @@ def test_every_bad_id_is_left_to_the_exact_reader(kind, column, bad, tmp_path):
     _, problems, _ = _exact(kind, str(p))
     assert problems.items or bad == "a" * 512
     assert same_or_slow(kind, str(p)) is (bad == "a" * 512)
+
+
+@pytest.mark.parametrize("column", [2, 5])
+@pytest.mark.parametrize("elsewhere", ["", "doc-é"])
+@pytest.mark.parametrize("code", [c for c in range(128) if chr(c) not in "\t\n\r "])
+def test_every_ascii_character_in_an_id_or_a_tag(code, elsewhere, column, tmp_path):
+    """Ids of a block that is ASCII without control characters are checked
+    by their length alone (validity.trec_text_plain): each ASCII character
+    in a document id (or in a tag, which no rule reads), in a block of such
+    text or with a non-ASCII id elsewhere, is taken exactly when the exact
+    reader reports nothing."""
+    rows = [["q1", "Q0", "d1", "1", "2", "t"], ["q1", "Q0", "d2", "2", "1", "t"], ["q2", "Q0", "d3", "1", "1", "t"]]
+    rows[1][column] = f"x{chr(code)}y"
+    if elsewhere:
+        rows[2][2] = elsewhere
+    p = tmp_path / "f.trec"
+    p.write_text("".join(" ".join(r) + "\n" for r in rows), encoding="utf-8")
+    _, problems, _ = _exact("run", str(p))
+    assert same_or_slow("run", str(p)) is not problems.items
+    assert problems.items or column == 5 or code >= 32 and code != 127
 
 
 # ---------------------------------------------------------------- big files, block edges, limits
@@ -312,7 +375,7 @@ def test_a_question_of_many_blocks_is_read_in_linear_work(tmp_path, monkeypatch)
     rows = 60_000
     p = tmp_path / "f.run"
     p.write_text("".join(f"q0 Q0 d{i} {i + 1} {-i} t\n" for i in range(rows)) + "q1 Q0 d1 1 1 t\n")
-    assert same_or_slow("run", str(p))
+    assert same_or_slow("run", str(p), as_ranked=False)
     assert len(scanned) > 20  # many blocks
     assert sum(scanned) == rows + 1 and sum(handed) == rows + 1
 

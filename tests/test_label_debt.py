@@ -85,6 +85,32 @@ def test_the_bound_equals_trec_eval_on_the_labels_it_assumes():
         assert ours[q][Measure("AP", 5)] == pytest.approx(theirs[q]["map_cut_5"], abs=1e-9)
 
 
+@pytest.mark.parametrize("options", [Options(), Options(judged_only=True), Options(min_grade=2, gain="exponential"),
+                                     Options(short_list="actual")])
+def test_each_question_scored_as_evaluate_scores_it_under_the_added_labels(options):
+    """bound_values scores each question alone (metrics.evaluate.scorer):
+    the same values as evaluate() over the whole gold set with the unjudged
+    top-k documents (of both sides, unjudged by every gold set) added."""
+    rnd = random.Random(5)
+    docs = [f"d{i:02d}" for i in range(30)]
+    gold = {f"q{i}": {d: rnd.choice((0, 1, 2)) for d in rnd.sample(docs, rnd.randint(0, 5))} for i in range(60)}
+    runs = {q: rnd.sample(docs, rnd.randint(0, 12)) for q in gold if rnd.random() < 0.9}
+    other_gold = {q: {d: 1 for d in rnd.sample(docs, 2)} for q in gold}
+    other_runs = {q: rnd.sample(docs, 6) for q in gold}
+    measures = [Measure(n, k) for n in ("P", "R", "nDCG", "RR", "AP", "Success", "Judged") for k in (1, 3, 8)]
+    measures.append(Measure("Rprec", 0))
+    scale = Scale(options, k=5, grade=2)
+    for other in (None, ([other_gold], other_runs)):
+        labels, sides = other or ([], {})
+        ours = bound_values(gold, runs, measures, scale, other)
+        for m in (m for m in measures if m.name != "Judged"):
+            depth = m.k or scale.k
+            judged = {q: judged_relevant(g, [runs.get(q, []), sides.get(q, [])], depth, 2,
+                                         [gs.get(q, {}) for gs in labels]) for q, g in gold.items()}
+            plain = {r.query_id: r.values[m] for r in evaluate(judged, runs, [m], options).queries}
+            assert {q: v[m] for q, v in ours.items()} == plain, m
+
+
 # ------------------------------------------------------------ with a base
 
 RUN_CONFIG = "committed-run.rag-corpus-check.yml"

@@ -287,6 +287,105 @@ def test_base_comparison_with_the_corpus_in_a_child(repo, both):
     assert any("faq-100" in e["doc_ids"] for e in new), new
 
 
+def _trec_run(repo, unknown: str | None = None) -> None:
+    """The repo's run as a TREC run (run.trec), ``unknown`` ranked first by its first question."""
+    import json
+
+    rows = []
+    for line in (repo / "run.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        ranking = ([unknown] if unknown and not rows else []) + rec["ranking"]
+        rows += [f"{rec['query_id']} Q0 {d} {i} {100 - i} t\n" for i, d in enumerate(ranking, 1)]
+    write(repo / "run.trec", "".join(rows))
+    config = (repo / ".rag-corpus-check.yml").read_text(encoding="utf-8")
+    write(repo / ".rag-corpus-check.yml", config.replace("run: run.jsonl", "run: run.trec"))
+
+
+def test_ranked_ids_of_a_trec_run_are_asked_of_the_child_as_ranked(repo, both, monkeypatch):
+    """With a corpus child the fast TREC reader keeps the ranked ids as
+    ranked, repeats and all (no set of them here): the child finds the
+    unknown one as one process does."""
+    from rag_corpus_check.inputs import fast_trec
+
+    _trec_run(repo, unknown="ghost-ranked")
+    asked, distinct = [], []
+    real, real_read = child.CorpusProcess.post, fast_trec.read_run
+
+    def post(self, kind, *args):
+        asked.append((kind, args))
+        real(self, kind, *args)
+
+    monkeypatch.setattr(child.CorpusProcess, "post", post)
+    monkeypatch.setattr(fast_trec, "read_run", lambda *a: distinct.append(a[-1]) or real_read(*a))
+    serial, parallel = both()
+    assert distinct == [True, False]  # each once in one process (a set, while in cache), as ranked with the child
+    assert serial[0] == 2
+    _same(serial, parallel)
+    assert "unknown document id" in " ".join(p["message"] for p in serial[3]["problems"])
+    ranked = next(args[1] for kind, args in asked if kind == "facts")
+    assert isinstance(ranked, list) and len(ranked) > len(set(ranked))  # as ranked: ids repeat across questions
+
+
+@pytest.mark.parametrize("base", [False, True])
+def test_the_means_uncertainty_is_taken_while_the_child_reads(repo, both, monkeypatch, base):
+    """The bootstrap intervals and the label debt need no corpus: with a
+    child they are taken before the check waits for it, once, and are the
+    same; a base measured for comparison takes none."""
+    import subprocess
+
+    from rag_corpus_check.pipeline import stages, uncertainty
+
+    _trec_run(repo)
+    calls = {"ahead": 0, "at the gate": 0}
+    real = uncertainty.head_uncertainty
+
+    def counted(where):
+        def call(*args):
+            calls[where] += 1
+            return real(*args)
+        return call
+
+    monkeypatch.setattr(stages, "head_uncertainty", counted("ahead"))
+    monkeypatch.setattr(uncertainty, "head_uncertainty", counted("at the gate"))
+    argv = []
+    if base:
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+        subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+        subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+        subprocess.run([*git, "commit", "-qm", "base"], cwd=repo, check=True)
+        argv = ["--base", "HEAD"]
+    serial, parallel = both(*argv, children=2 if base else 1)
+    assert serial[0] == 0 and serial[3]["label_debt"]["means"]
+    _same(serial, parallel)
+    assert calls == {"ahead": 1, "at the gate": 1}  # with the child (for the head only), and without
+
+
+def test_uncertainty_taken_ahead_of_another_evaluation_is_not_used(tmp_path):
+    """Taken ahead of an evaluation that did not stand (a chunked corpus is
+    evaluated again per document), the intervals and bounds are taken anew."""
+    from rag_corpus_check.config.load import load_config
+    from rag_corpus_check.inputs.records import Gold, GoldQuery, Run, RunQuery
+    from rag_corpus_check.metrics.evaluate import evaluate
+    from rag_corpus_check.pipeline.outcome import Outcome
+    from rag_corpus_check.pipeline.uncertainty import add_uncertainty, head_uncertainty
+
+    write(tmp_path / "c.yml", "version: 1\ncorpus: c.jsonl\ngold: g.jsonl\nrun: r.jsonl\nk: 2\n")
+    problems = Problems()
+    cfg, _ = load_config(str(tmp_path), str(tmp_path / "c.yml"), problems)
+    assert cfg is not None, [p.message for p in problems.items]
+    gold = Gold("g", "jsonl", {"q": GoldQuery("q", 1, {"a": 2}, {})})
+    run = Run("r", "jsonl", {"q": RunQuery("q", 1, ["x", "a"])})
+    first = evaluate(gold.grades(), run.rankings(), cfg.measures(), cfg.options())
+    out = Outcome(Problems(), gold=gold, run=run, evaluation=first)
+    out.uncertainty_ahead = ahead = head_uncertainty(cfg, gold, run, first)
+    add_uncertainty(cfg, out)
+    assert out.debt is ahead.debt  # the same evaluation: used
+    run.queries["q"].ranking = ["a"]
+    out.evaluation = evaluate(gold.grades(), run.rankings(), cfg.measures(), cfg.options())
+    add_uncertainty(cfg, out)
+    assert out.debt is not ahead.debt and out.debt.to_json() != ahead.debt.to_json()
+
+
 def test_lines_of_a_few_documents_without_the_table(tmp_path):
     """The fast reader keeps no line table (document i is on line i + 1);
     lines_of finds a few lines in one pass and agrees with the table."""

@@ -204,7 +204,7 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     """Measure the base and compare; None when there is nothing to compare
     (the notes say why)."""
     base_out = Outcome(P.Problems(), Context(), config=base_cfg)
-    with measure(tree.root, base_cfg, base_out, Options()) as base:
+    with measure(tree.root, base_cfg, base_out, Options(gated=False)) as base:
         if base_out.evaluation is None:
             _note(out, f"the base inputs are invalid ({base_out.problems.error_count()} problems); nothing to "
                        "compare — the head is judged on its own")

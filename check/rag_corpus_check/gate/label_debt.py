@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain, filterfalse
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
-from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, evaluate, means
+from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, means, scorer
 from rag_corpus_check.metrics.measures import Measure, Options
 
 if TYPE_CHECKING:
@@ -103,8 +104,10 @@ def judged_relevant(grades: dict[str, int], tops: Iterable[list[str]], depth: in
                     others: Iterable[dict[str, int]] = ()) -> dict[str, int]:
     """``grades`` with every document of each ranking's top ``depth`` that
     neither ``grades`` nor any of ``others`` (other gold sets' labels) judges given ``grade``."""
-    known = [grades, *others]
-    extra = {d: grade for ranking in tops for d in ranking[:depth] if not any(d in g for g in known)}
+    unjudged: Iterable[str] = chain.from_iterable(ranking[:depth] for ranking in tops)
+    for known in (grades, *others):
+        unjudged = filterfalse(known.__contains__, unjudged)
+    extra = dict.fromkeys(unjudged, grade)
     return {**grades, **extra} if extra else grades
 
 
@@ -112,14 +115,17 @@ def bound_values(gold: Grades, rankings: Rankings, measures: list[Measure], scal
                  other: tuple[list[Grades], Rankings] | None = None) -> dict[str, dict[Measure, float | None]]:
     """Per question, each measure (but Judged) under the judgement: the
     unjudged documents of the top k of ``rankings`` (and, for a delta, of
-    the ``other`` side's rankings, unjudged by its gold sets too) judged relevant."""
+    the ``other`` side's rankings, unjudged by its gold sets too) judged
+    relevant; each question scored as :func:`evaluate` scores it."""
     out: dict[str, dict[Measure, float | None]] = {q: {} for q in gold}
     labels, runs = other or ([], {})
     for depth, group in _by_cut(measures, scale.k).items():
-        judged = {q: judged_relevant(g, (rankings.get(q, _EMPTY), runs.get(q, _EMPTY)), depth, scale.grade,
-                                     [gs.get(q, {}) for gs in labels]) for q, g in gold.items()}
-        for r in evaluate(judged, rankings, group, scale.options).queries:
-            out[r.query_id].update(r.values)
+        score = scorer(group, scale.options)
+        for q, g in gold.items():
+            ranking = rankings.get(q, _EMPTY)
+            judged = judged_relevant(g, (ranking, runs.get(q, _EMPTY)), depth, scale.grade,
+                                     [gs.get(q, {}) for gs in labels])
+            out[q].update(score(ranking, judged)[1])
     return out
 
 
@@ -149,7 +155,7 @@ def head_debt(gold: Grades, rankings: Rankings, evaluation: Evaluation, scale: S
 
 
 def _unjudged(grades: dict[str, int], ranking: list[str], depth: int) -> int:
-    return sum(1 for d in ranking[:depth] if d not in grades)
+    return len(list(filterfalse(grades.__contains__, ranking[:depth])))
 
 
 @dataclass(frozen=True)

@@ -160,8 +160,8 @@ def _read_questions(out: Inputs, gold: Source | list[Source], queries: Source | 
 
 def _read_run(out: Inputs, run: Source | None, limits: Limits, problems: P.Problems) -> None:
     """The run; then the cross-check's question to the corpus child, asked ahead."""
-    if run is not None:
-        out.run = _read(out, run, problems, read_run, limits, problems)
+    if run is not None:  # the ranked ids as ranked when a child holds the corpus: it looks them up
+        out.run = _read(out, run, problems, read_run, limits, problems, distinct=out.process is None)
     if out.process is not None and out.gold is not None and out.run is not None:
         out.process.post("facts", out.gold.labelled(), out.run.ranked_ids())
 
@@ -323,16 +323,18 @@ def read_queries(source: Source, limits: Limits, problems: P.Problems, hasher=No
     return formats.find("queries", source.format).read(source, limits, problems, hasher)
 
 
-def read_run(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Run:
-    return _read_kind("run", source, limits, problems, hasher)
+def read_run(source: Source, limits: Limits, problems: P.Problems, hasher=None, distinct: bool = True) -> Run:
+    """A run; ``distinct`` False lets a fast reader keep the ranked ids as
+    ranked (:attr:`Run.ranked`)."""
+    return _read_kind("run", source, limits, problems, hasher, distinct=distinct)
 
 
-def _read_kind(kind: str, source: Source, limits: Limits, problems: P.Problems, hasher):
+def _read_kind(kind: str, source: Source, limits: Limits, problems: P.Problems, hasher, **fast_options):
     """The fast reader of the source's format when it has one and it reads
     the file, else the exact one (:mod:`formats`)."""
     entry = formats.find(kind, source.format)
     if entry.fast is not None:
-        got = _fast_or_none(partial(entry.fast, source), limits, hasher)
+        got = _fast_or_none(partial(entry.fast, source, **fast_options), limits, hasher)
         if got is not None:
             return got
     return entry.read(source, limits, problems, hasher)

@@ -133,8 +133,9 @@ def _pack(ids: Collection[str]):
 
 
 def _question(kind: str, args: tuple) -> tuple:
-    """A question as sent: sets and lists of ids packed (:func:`_pack`)."""
-    return kind, [_pack(a) if isinstance(a, (set, frozenset)) else a for a in args]
+    """A question as sent: sets of ids packed (:func:`_pack`), and the ids
+    of ``facts`` (the ranked ones may be a list, repeats and all: Run.ranked)."""
+    return kind, [_pack(a) if isinstance(a, (set, frozenset)) or kind == "facts" else a for a in args]
 
 
 def _unpack(arg) -> list[str]:

@@ -92,17 +92,17 @@ def read_gold(real: str, file: str, limits: Limits, hasher=None) -> Gold:
 
 def read_run(real: str, file: str, limits: Limits, hasher=None) -> Run:
     """A JSONL run."""
-    run = Run(file=file, format="jsonl", ranked=set())
+    ranked: set[str] = set()  # distinct: this process waits for the corpus child anyway (fast_trec keeps a list)
+    run = Run(file=file, format="jsonl", ranked=ranked)
     queries = run.queries
-    assert run.ranked is not None
     progress = current_progress()
     label = f"reading {file}"
-    check = partial(run_block, ranked=run.ranked)
+    check = partial(run_block, ranked=ranked)
     for first, _raw, n, (qids, rankings, snaps) in checked_blocks(real, file, limits, hasher, check):
         if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
             raise Slow  # a question twice
         queries.update(zip(qids, map(RunQuery, qids, range(first, first + n), rankings, snaps), strict=True))
         progress.block(label, first + n - 1)
-    if not ranked_ids_ok(run.ranked):
+    if not ranked_ids_ok(ranked):
         raise Slow
     return run

@@ -23,7 +23,8 @@ from rag_corpus_check.safe_io.scanner import Slow
 
 # A reader: (source, limits, problems, hasher) -> the kind's record set; a
 # corpus reader takes read_corpus's callback before the hasher. A fast reader:
-# (source, limits, hasher) and, for a corpus, on_block.
+# (source, limits, hasher) and, for a corpus, on_block; for a run, distinct
+# (False: Run.ranked may hold the ranked ids as ranked, for a corpus child).
 Reader = Callable[..., Any]
 
 
@@ -57,8 +58,8 @@ def _fast_corpus(source, limits, hasher=None, on_block=None):
     return fast.read_corpus(source.real, source.display, limits, hasher=hasher, on_block=on_block)
 
 
-def _fast_run(source, limits, hasher=None):
-    return fast.read_run(source.real, source.display, limits, hasher=hasher)
+def _fast_run(source, limits, hasher=None, distinct=True):
+    return fast.read_run(source.real, source.display, limits, hasher=hasher)  # each ranked id once
 
 
 def _fast_qrels(source, limits, hasher=None):
@@ -67,10 +68,10 @@ def _fast_qrels(source, limits, hasher=None):
     return fast_trec.read_qrels(source.real, source.display, limits, hasher, dict(source.grade_map))
 
 
-def _fast_trec_run(source, limits, hasher=None):
+def _fast_trec_run(source, limits, hasher=None, distinct=True):
     from rag_corpus_check.inputs import fast_trec  # TREC files only
 
-    return fast_trec.read_run(source.real, source.display, limits, hasher, source.order)
+    return fast_trec.read_run(source.real, source.display, limits, hasher, source.order, distinct)
 
 
 def _call(fn, *keep: str) -> Reader:

@@ -6,6 +6,7 @@ and the base comparison)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import attrgetter, eq, gt
@@ -47,17 +48,33 @@ def evaluate(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]],
     ranking). A question without a relevant document gets status
     ``no_relevant``: R and nDCG are None for it and the whole question is left
     out of every mean, so all means are over the same questions."""
-    for m in measures:
-        check_measure(m)
-    depth = max((m.depth for m in measures), default=0)
+    score = scorer(measures, options)
     empty: list[str] = []
     results = []
     for qid in sorted(gold, key=natural_key):
-        grades = gold[qid]
-        q, kept = _judged(rankings.get(qid, empty), grades, depth, options)
-        values = {m: m.value(q if m.name == "Judged" else kept, options) for m in measures}
-        results.append(QueryResult(qid, OK if q.relevant else NO_RELEVANT, qid in rankings, q.relevant, values))
+        relevant, values = score(rankings.get(qid, empty), gold[qid])
+        results.append(QueryResult(qid, OK if relevant else NO_RELEVANT, qid in rankings, relevant, values))
     return summarize(results, measures)
+
+
+Scorer = Callable[[list[str], dict[str, int]], tuple[int, dict[Measure, float | None]]]
+
+
+def scorer(measures: list[Measure], options: Options = DEFAULT) -> Scorer:
+    """One question's scoring, as :func:`evaluate` scores each: ``(ranking,
+    grades) -> (R, {measure: value})``. For the label debt, which scores
+    every question again under other grades without the rest of
+    :func:`evaluate` (its order, its records, its means)."""
+    for m in measures:
+        check_measure(m)
+    depth = max((m.depth for m in measures), default=0)
+    judged_too = [(m, m.name == "Judged") for m in measures]
+
+    def score(ranking: list[str], grades: dict[str, int]) -> tuple[int, dict[Measure, float | None]]:
+        q, kept = _judged(ranking, grades, depth, options)
+        return q.relevant, {m: m.value(q if judged else kept, options) for m, judged in judged_too}
+
+    return score
 
 
 def _judged(ranking: list[str], grades: dict[str, int], depth: int, options: Options) -> tuple[Judged, Judged]:

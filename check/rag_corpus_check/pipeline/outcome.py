@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rag_corpus_check.inputs import CorpusView, Gold, Run
     from rag_corpus_check.metrics.evaluate import Evaluation
     from rag_corpus_check.metrics.measures import Measure
+    from rag_corpus_check.pipeline.uncertainty import HeadUncertainty
     from rag_corpus_check.retrieval.dense import VectorTrust
     from rag_corpus_check.retrieval.external import CommandResult
 
@@ -75,6 +76,7 @@ class Outcome:
     per_question: PerQuestionResult | None = None  # with a base compared
     intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
     debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
+    uncertainty_ahead: HeadUncertainty | None = None  # both, taken while a corpus child read (uncertainty)
     significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
     slices: Slices | None = None  # the gold set's tags, measured (gate.slices)
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text

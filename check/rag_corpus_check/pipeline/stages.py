@@ -29,7 +29,7 @@ from rag_corpus_check.metrics.evaluate import (
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.uncertainty import add_uncertainty
+from rag_corpus_check.pipeline.uncertainty import add_uncertainty, head_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
@@ -52,6 +52,7 @@ class Options:
     retriever_timeout: float = 600.0  # the ceiling of `retriever.timeout`
     advisory: bool = False  # a failed gate exits 0 (the verdict stays fail)
     required_rules: tuple[str, ...] = ()  # rules sources that may gate (empty: any); others fail the gate
+    gated: bool = True  # the outcome is gated (a base measured for comparison is not)
 
 
 def configure(root: str, config_path: str, out: Outcome, options: Options) -> Config | None:
@@ -140,6 +141,8 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
         _retrieve(out, inputs, retriever, corpus_real, also_rank)
     _drop_identical(cfg, out)
     evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
+    if evaluated is not None and inputs.process is not None and options.gated:  # while the child reads
+        out.uncertainty_ahead = head_uncertainty(cfg, out.gold, out.run, evaluated[0])  # type: ignore[arg-type]
     enter(out, "load")
     out.corpus = inputs.corpus
     out.inputs.update(inputs.digests)
