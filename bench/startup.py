@@ -19,16 +19,16 @@ the yardstick are measured in one sitting.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from revision import archive
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,14 +44,6 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{argv} exited {proc.returncode}")
     return wall, usage.ru_utime + usage.ru_stime
-
-
-def tree_at(rev: str, dest: Path) -> Path:
-    data = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, capture_output=True,
-                          check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
-    return dest
 
 
 def spread(values: list[float], unit: str = " s") -> str:
@@ -70,7 +62,7 @@ def main() -> None:
         shutil.copytree(ROOT / "examples" / "kb", kb)
         trees = {"working tree": ROOT}
         if args.compare:
-            trees[args.compare] = tree_at(args.compare, base / "rev")
+            trees[args.compare] = archive(args.compare, base / "rev")
         commands = {label: [sys.executable, "-I", str(tree / "check" / "launch.py"), "--config", args.config,
                             "--output", str(base / "results.json"), "--quiet"] for label, tree in trees.items()}
         commands["import yaml"] = [sys.executable, "-c", "import yaml"]

@@ -77,10 +77,6 @@ def _drop_note(t: Threshold, drop_failures: dict[Measure, str] | None) -> str | 
     return drop_failures.get(t.measure)
 
 
-def gate_passed(results: list[ThresholdResult]) -> bool:
-    return all(r.passed for r in results)
-
-
 @dataclass
 class PerQuestionResult:
     """The per-question rule (`per_question:`) over each gold set compared."""
