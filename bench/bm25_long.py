@@ -107,7 +107,7 @@ def _timed(fn, *args) -> float:
 
 
 def load_revision(rev: str):
-    """retrieve.py as of git revision ``rev``, as a module of its own."""
+    """retrieval/bm25.py as of git revision ``rev``, as a module of its own."""
     source = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:check/rag_corpus_check/retrieval/bm25.py"],
                             capture_output=True, text=True, check=True).stdout
     path = os.path.join(tempfile.mkdtemp(), "retrieve_old.py")
@@ -168,7 +168,7 @@ def main() -> None:
     ap.add_argument("--cases", default="long,100k")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--queries-100k", type=int, default=2000)
-    ap.add_argument("--compare", metavar="REV", help="check the rankings equal retrieve.py at git REV")
+    ap.add_argument("--compare", metavar="REV", help="check the rankings equal retrieval/bm25.py at git REV")
     args = ap.parse_args()
     cases = {"long": long_case, "100k": lambda: short_case(queries=args.queries_100k)}
     for name in args.cases.split(","):

@@ -1,9 +1,10 @@
 """numpy is imported only for a retriever that needs it: the built-in BM25
 past its small-index crossover (its scorer adds posting lists with numpy
 there: 27x faster on long questions, for ~0.06 s of import; a small index
-adds them in Python, bit for bit the same), dense or hybrid. A check of a
-committed run never imports it (a fresh interpreter, the check run in it,
-then ``sys.modules`` asked)."""
+adds them in Python, bit for bit the same), dense or hybrid. A check of the example's committed
+run never imports it (a fresh interpreter, the check run in it, then
+``sys.modules`` asked); a large gold set's bootstrap does (gate/bootstrap.py,
+FAST_DRAWS), whatever ranks."""
 
 from __future__ import annotations
 

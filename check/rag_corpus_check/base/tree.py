@@ -190,5 +190,5 @@ def _commit(checkout: Checkout, rev: str, fetch: bool) -> str:
         "base",
         f"base revision `{shown}` is not in this clone{fetched}. In a workflow, check out with "
         "`fetch-depth: 2` (actions/checkout) so the base is in the clone; on the command line, "
-        f"`git fetch --depth=1 origin {shown}` first",  # base_check adds how to opt out, once
+        f"`git fetch --depth=1 origin {shown}` first",  # head_vs_base adds how to opt out, once
     )

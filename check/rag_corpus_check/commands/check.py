@@ -1,5 +1,5 @@
 """One whole check: the stages of :mod:`pipeline` on the tree at ``root``,
-or with a base revision compared and its rules enforced (:mod:`base_check`)."""
+or with a base revision compared and its rules enforced (:mod:`base.head_vs_base`)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def add_tree_arguments(parser) -> None:
     parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
     parser.add_argument("--root", default=".", help="repository root (default: current directory)")
 # The `limits:` a config may set: the input limits (safe_io.Limits) and the
-# retriever's bounds (retrieve.Bounds), by their field names.
+# retriever's bounds (bm25.Bounds), by their field names.
 FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records", "max_compression_ratio")
 BOUND_LIMITS = tuple(f.name for f in dataclasses.fields(Bounds))
 LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS
@@ -117,7 +117,7 @@ class Config:
     bounds: Bounds = field(default_factory=Bounds)
     retriever: str = "bm25"  # used when run is None: "bm25", "command", "dense" or "hybrid"
     bm25: BM25Params = field(default_factory=BM25Params)
-    vectors: str | None = None  # dense and hybrid: the vectors folder (dense/folder.py)
+    vectors: str | None = None  # dense and hybrid: the vectors folder (retrieval/dense/folder.py)
     model: str | None = None  # dense and hybrid: the embedding model, as model.json names it
     rrf_k: int = 60  # hybrid: reciprocal rank fusion's k
     command: list[str] | None = None

@@ -1,8 +1,8 @@
 """Base vs head: what changed.
 
 Pure functions over two already-evaluated :class:`Side`s; which rules apply
-is :mod:`rules`' job, reading the base revision :mod:`base_tree`'s, running
-both evaluations :mod:`base_check`'s.
+is :mod:`rules`' job, reading the base revision :mod:`base.tree`'s, running
+both evaluations :mod:`base.head_vs_base`'s.
 """
 
 from __future__ import annotations

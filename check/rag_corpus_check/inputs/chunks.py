@@ -48,7 +48,7 @@ def as_document_ranking(parents: dict[str, str], ranking: list[str]) -> list[str
 
 def labelled_documents(corpus, gold: Gold, problems: P.Problems) -> CorpusView:
     """The corpus as documents, for the checks of a gold set of documents
-    made before the run is (:func:`validate.check_labels`); its chunk labels
+    made before the run is (:func:`cross_file.check_labels`); its chunk labels
     reported and removed (:func:`mixed_labels`)."""
     mixed_labels(corpus, gold, problems)
     return corpus.documents()

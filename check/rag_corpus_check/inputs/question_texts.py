@@ -27,7 +27,7 @@ one judged by more goes through the bounded trie walk below, for every
 question.
 
 "Contains" is decided on the built-in retriever's tokens
-(:func:`retrieve.tokenize`: NFKC, casefold, ``\\w+`` runs): the question's
+(:func:`bm25.tokenize`: NFKC, casefold, ``\\w+`` runs): the question's
 tokens, in order and adjacent, inside the record's title and text as BM25
 indexes them (title, a line end, text), so neither punctuation nor spacing
 hides a copy. Only questions of at least :data:`MIN_TOKENS` tokens are looked
@@ -85,7 +85,7 @@ _ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isal
 
 
 def tokens_of(text: str) -> list[str]:
-    """:func:`retrieve.tokenize` without stop words (the same tokens, faster for ASCII text)."""
+    """:func:`bm25.tokenize` without stop words (the same tokens, faster for ASCII text)."""
     if text.isascii():
         return text.translate(_ASCII_GAPS).lower().split()
     return tokenize(text)

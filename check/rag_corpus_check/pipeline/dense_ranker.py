@@ -63,7 +63,7 @@ class DenseRanker:
              ) -> dict[str, list[str]] | None:
         """Question id -> ranking; None (with problems) when the folder is
         invalid or stale. ``corpus_line(id)`` is a record's (file, line). May raise
-        :class:`retrieve.Budget`."""
+        :class:`bm25.Budget`."""
         if not self.check(questions, gold, corpus_line, problems):
             return None
         vectors = self.vectors
@@ -76,7 +76,7 @@ class DenseRanker:
     def rank_base(self, base: BaseQuestions) -> dict[str, list[str]]:
         """The base's questions on this corpus, after :meth:`rank`: each with
         the vector of its text as the base wrote it (:mod:`base_gold`;
-        ``base.note`` says which vectors). May raise :class:`retrieve.Budget`."""
+        ``base.note`` says which vectors). May raise :class:`bm25.Budget`."""
         assert self.vectors is not None
         chosen = question_vectors(base, self.vectors, self.cfg.retriever == "hybrid")
         rankings = self._search(self.vectors).rank(chosen.matrix, self.cfg.bm25.depth) if chosen.qids else []

@@ -1,6 +1,6 @@
 """The check's stages: config → inputs → retrieve → evaluate → validate →
 gate, for one tree. :func:`check.run_check` runs them, on both trees with a
-base revision (:mod:`base_check`); the verdict is decided in one place
+base revision (:mod:`base.head_vs_base`); the verdict is decided in one place
 (:func:`outcome.decide`)."""
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
     committed run is evaluated before the corpus is first asked for (a big
     one is still being read in a second process then). A run still to be
     made is made only when the checks that need none found no error
-    (:func:`validate.check_labels`): a retrieval can take minutes."""
+    (:func:`cross_file.check_labels`): a retrieval can take minutes."""
     out.gold, out.run = inputs.gold, inputs.run
     if out.gold is not None:
         duplicate_questions(out.gold, out.problems)

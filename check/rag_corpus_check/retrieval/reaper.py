@@ -1,7 +1,7 @@
 """Run one command and leave nothing of it behind (POSIX).
 
 Started as a script (``python -I reaper.py ARGV...``) in a new session by
-:mod:`retrieve_command`. It becomes a *child subreaper* (Linux), so every
+:mod:`external`. It becomes a *child subreaper* (Linux), so every
 process the command starts and abandons — a daemon that double-forked and
 left the session included — is re-parented to it rather than to init. When
 the command exits, or this process gets SIGTERM (the caller's timeout), it

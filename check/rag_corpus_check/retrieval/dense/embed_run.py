@@ -11,7 +11,7 @@ It exits 0. Its vectors are checked before anything is written: as many
 lines as texts, ``dimensions`` numbers each, finite and not all zero in the
 folder's dtype.
 
-It runs as :mod:`retrieve_command` runs a retriever: without a shell, in a
+It runs as :mod:`external` runs a retriever: without a shell, in a
 session of its own under :mod:`reaper` (everything it leaves behind is
 killed), with a timeout, its standard error's tail kept for the message. Its
 environment is this one's without the runner's file-command and
