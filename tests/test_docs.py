@@ -202,6 +202,50 @@ def test_readme_is_at_most_300_lines():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 300
 
 
+# Keep a Changelog 1.1.0: `## [Unreleased]`, then `## [X.Y.Z] - YYYY-MM-DD`
+# newest first, each with `### <kind>` sections of one-line bullets.
+_KINDS = ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")
+_RELEASE = re.compile(r"\[(Unreleased|\d+\.\d+\.\d+)\]( - \d{4}-\d{2}-\d{2})?")
+
+
+def changelog_shape_problems(text: str) -> list[str]:
+    """What keeps ``text`` from being a Keep a Changelog file (empty: it is one)."""
+    problems, releases, kinds = [], [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("## "):
+            release = _RELEASE.fullmatch(line[3:])
+            if not release or (release.group(1) == "Unreleased") == bool(release.group(2)):
+                problems.append(f"{n}: not `## [Unreleased]` or `## [X.Y.Z] - YYYY-MM-DD`: {line}")
+            releases.append(line[3:])
+            kinds = []
+        elif line.startswith("### "):
+            kind = line[4:]
+            if kind not in _KINDS or kind in kinds or (kinds and _KINDS.index(kind) < _KINDS.index(kinds[-1])):
+                problems.append(f"{n}: a section must be one of {', '.join(_KINDS)}, once, in that order: {line}")
+            kinds.append(kind)
+        elif line.startswith("#") and not line.startswith("# "):
+            problems.append(f"{n}: only `##` releases and `###` kinds: {line}")
+        elif line.startswith(("- ", "* ")) and not releases:
+            problems.append(f"{n}: an entry before `## [Unreleased]`")
+        elif line.startswith(" ") and line.strip() and releases:
+            problems.append(f"{n}: one line an entry, no continuation or sub-list: {line.strip()[:40]}")
+    if not releases or releases[0] != "[Unreleased]":
+        problems.append("the first section must be `## [Unreleased]`")
+    return problems
+
+
+def test_the_changelog_keeps_a_changelog():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert changelog_shape_problems(text) == []
+    assert len(text.splitlines()) < 150, "entries are one line each: history belongs in docs/performance.md"
+
+
+def test_a_changelog_of_another_shape_is_found():
+    journal = "# Changelog\n\n## [Unreleased]\n\n### Start-up\n\n- timings\n  - sub-entry\n"
+    assert [p.split(":")[0] for p in changelog_shape_problems(journal)] == ["5", "8"]
+    assert changelog_shape_problems("# Changelog\n\n## [1.0.0]\n") != []
+
+
 _FENCE = re.compile(r"^(```+|~~~+).*?^\1\s*$", re.M | re.S)
 _CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
