@@ -85,7 +85,7 @@ def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: I
         out.problems.add(exc.kind, exc.message + "; to run on the head's own rules instead, pass "
                          "--no-require-base (action input `require-base: 'false'`)", file=exc.file)
         return decide(out)
-    out.problems.add(exc.kind, exc.message + " — the head's own rules apply (rules-source head-no-base), "
+    out.problems.add(P.TRUST, exc.message + " — the head's own rules apply (rules-source head-no-base), "
                      "and nothing was compared", file=exc.file, severity=P.WARNING)
     out.rules = R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)")
     return _head_alone(root, cfg, out, options)
@@ -282,9 +282,10 @@ def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: Measur
 def _change_warnings(cfg: Config, out: Outcome) -> None:
     assert out.base is not None and out.base.comparison is not None and out.gold is not None
     comparison = out.base.comparison
-    for warning, file in (_relabelled(comparison), _run_rewritten(cfg, out), _unjudged(cfg, comparison)):
+    for kind, (warning, file) in ((P.CONSISTENCY, _relabelled(comparison)), (P.TRUST, _run_rewritten(cfg, out)),
+                                  (P.CONSISTENCY, _unjudged(cfg, comparison))):
         if warning:
-            out.problems.add(P.CONSISTENCY, warning, file=file or out.gold.file, severity=P.WARNING)
+            out.problems.add(kind, warning, file=file or out.gold.file, severity=P.WARNING)
 
 
 def _relabelled(comparison: Comparison) -> tuple[str | None, str | None]:
