@@ -239,16 +239,20 @@ def _compare_slices(cfg: Config, out: Outcome, base_out: Outcome, sides: tuple[S
 
 def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:
     """Dense and hybrid: the head's vectors against the base's of the same
-    model (none: every row is supplied, and a note says so)."""
+    model (none: every row is supplied, and a `trust` warning says so)."""
     if out.vectors is None:
         return
     from rag_corpus_check.retrieval.dense.base_identity import vector_trust
+    from rag_corpus_check.retrieval.dense.folder import Vectors
+
+    assert isinstance(out.vectors, Vectors)
 
     same = base_out.vectors is not None and base_cfg.model == cfg.model
     out.vector_trust = vector_trust(out.vectors, base_out.vectors if same else None)  # type: ignore[arg-type]
     if not same:
-        _note(out, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every vector of "
-                   "this PR is taken on trust")
+        out.problems.add(P.TRUST, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every "
+                         "vector of this PR is taken on trust — review the vectors folder like code (its vectors "
+                         "decide the ranking)", file=out.vectors.documents.index, severity=P.WARNING)
     if out.retrieval is not None:
         out.retrieval.info["vectors_check"] = out.vector_trust.to_json()
 
