@@ -518,3 +518,25 @@ def test_an_override_is_in_the_title_with_the_changes_under_it():
     assert visible_problems(body) == [] and mentions(body) == [] and "<b>" not in body
     plain = render(load_results(json.dumps(example()).encode()), RUN)
     assert "overridden" not in plain and "CAUTION" not in plain
+
+
+def test_the_warnings_about_trust_are_under_the_title_escaped_and_bounded():
+    """A `trust` problem (the check lists them first, never cut) is shown
+    under the title, before any figure; a forged file with a thousand of them
+    still makes a small comment."""
+    results = example() | {"verdict": "pass", "exit_code": 0}
+    results["problems"] = [
+        {"kind": "consistency", "severity": "warning", "file": "run.jsonl", "line": 3, "id": "x",
+         "message": "question is in the run but not in gold.yaml"},
+        {"kind": "trust", "severity": "warning", "file": "run.jsonl", "line": None, "id": None,
+         "message": "the committed run's rankings changed in this PR: @team <img src=x>"}]
+    body = render(load_results(json.dumps(results).encode()), RunInfo(555, RUN_URL, PR_HEAD, "success"))
+    head = body.split("####", 1)[0]
+    assert "> [!WARNING]\n> What this check took on trust, or whose rules it applied:\n> - the committed run" in head
+    assert "question is in the run" not in head
+    assert visible_problems(body) == [] and mentions(body) == [] and "<img" not in body
+    results["problems"] = [{"kind": "trust", "severity": "warning", "file": None, "line": None, "id": None,
+                            "message": "@|`<" * 200} for _ in range(1000)]
+    body = render(load_results(json.dumps(results).encode()), RUN)
+    assert len(body.encode()) <= MAX_COMMENT_BYTES and "> - …and 990 more (see the job summary)" in body
+    assert visible_problems(body) == [] and mentions(body) == []

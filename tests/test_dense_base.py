@@ -104,6 +104,9 @@ def test_another_model_is_a_rule_change(kb, tmp_path, capsys):
     trust = results["run_source"]["vectors_check"]
     assert trust["compared_with_base_model"] is None and trust["supplied"] == 30 + 15
     assert "(the base has no vectors of this model: all are): 45" in text
+    first = results["problems"][0]  # a warning about trust: listed first, never cut
+    assert (first["kind"], first["severity"]) == ("trust", "warning") and first["file"].endswith("documents.jsonl")
+    assert "every vector of this PR is taken on trust" in first["message"], first
 
 
 def test_depth_rrf_k_folder_and_type_are_rules(kb, tmp_path, capsys):

@@ -414,3 +414,17 @@ def test_hostile_input_does_work_bounded_by_its_stored_size(tmp_path, capsys, mo
     assert unpacked.total <= 2 * (8 * packed + 256 * 1024 + 8 * 128 * 1024), (unpacked.total, packed)
     assert work[0] <= 4_000_000 + 8 * stored + 20_000, (work[0], stored)  # + the last question's candidates
     assert validations[0] <= 2 * (50 + 2), validations[0]  # two files at most are invalid here
+
+
+def test_a_trust_warning_is_never_cut_and_listed_first():
+    """The cap a file counts every problem, but like a limit a `trust`
+    warning is always listed, and every output lists it before the rest."""
+    problems = P.Problems()
+    for i in range(60):
+        problems.add(P.CONSISTENCY, "question is in the run but not in gold.yaml", file="run.jsonl", id=f"x{i}",
+                     severity=P.WARNING)
+    problems.add(P.SCHEMA, "not an object", file="corpus.jsonl", line=3)
+    problems.add(P.TRUST, "the committed run's rankings changed in this PR", file="run.jsonl", severity=P.WARNING)
+    listed = problems.listed()
+    assert [p.kind for p in listed[:2]] == [P.TRUST, P.SCHEMA] and len(listed) == 52
+    assert problems.dropped == {"run.jsonl (warnings)": 10} and problems.warning_count() == 61

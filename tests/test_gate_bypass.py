@@ -306,6 +306,86 @@ def test_a_committed_run_rewritten_in_place_is_shown_as_pull_request_data(kb, tm
     assert "::warning file=run.jsonl," in text and "committed run" in summary
 
 
+TRUST_WARNING = "the committed run's rankings changed in this PR"
+
+
+def _run_rewritten_under_harmless_warnings(kb) -> str:
+    """The base scores a committed run; the PR rewrites it from the gold set
+    and adds 60 run questions the gold set lacks (60 harmless warnings on the
+    run file, more than the 50 listed a file). The base's sha."""
+    (kb / "committed-run.rag-corpus-check.yml").replace(kb / CONFIG)
+    base = commit(kb, "base: a committed run")
+    _lorem_and_a_fabricated_run(kb, "run.jsonl")
+    with open(kb / "run.jsonl", "a") as f:
+        f.writelines(json.dumps({"query_id": f"extra-{i:02d}", "ranking": ["faq-001"]}) + "\n" for i in range(60))
+    commit(kb, "the committed run rewritten, and 60 questions the gold set lacks")
+    return base
+
+
+def _first_warning(lines) -> str:
+    return next(line for line in lines if "::warning" in line or "- warning:" in line)
+
+
+def test_the_committed_run_warning_is_never_cut_by_harmless_warnings(kb, tmp_path, capsys, monkeypatch):
+    """60 "question is in the run but not in gold" warnings on run.jsonl came
+    first and filled its 50 listed warnings: the trust warning was only counted
+    in `problems_dropped`. It is listed first everywhere now."""
+    base = _run_rewritten_under_harmless_warnings(kb)
+    output = tmp_path / "gh-output"
+    output.write_text("")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    code, text, results, summary = check(tmp_path, capsys, "--base", base, "--github", "--no-step-summary")
+    assert code == 0 and results["rules_source"] == "base", text
+    first = results["problems"][0]
+    assert (first["kind"], first["severity"], first["file"]) == ("trust", "warning", "run.jsonl"), first
+    assert TRUST_WARNING in first["message"]
+    assert sum("but not in gold.yaml" in p["message"] for p in results["problems"]) == 50  # the rest still capped
+    assert results["problems_dropped"] == {"run.jsonl (warnings)": 10}
+    lines = text.splitlines()
+    annotation = _first_warning(line for line in lines if line.startswith("::"))
+    assert annotation.startswith("::warning file=run.jsonl,") and TRUST_WARNING in annotation, annotation
+    assert TRUST_WARNING in _first_warning(line for line in lines if not line.startswith("::"))
+    table = [row for row in summary.splitlines() if row.startswith("| warning |")]
+    assert "the committed run" in table[0], table[:2]
+
+
+def test_the_action_step_lists_the_committed_run_warning_first(kb, tmp_path):
+    """The same pull request through the action's own entry point, as
+    GitHub runs it on `pull_request`."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from conftest import ROOT
+
+    base = _run_rewritten_under_harmless_warnings(kb)
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs["base-ref"] = base
+    head = git(kb, "rev-parse", "HEAD")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"sha": head}, "base": {"sha": base}}}))
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(inputs), "RUNNER_TEMP": str(runner),
+           "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
+           "GITHUB_SHA": head, "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    done = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "action_step.py"), "run"], cwd=kb, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    annotation = _first_warning(line for line in lines if line.startswith("::"))
+    assert annotation.startswith("::warning file=run.jsonl,") and TRUST_WARNING in annotation, annotation
+    assert TRUST_WARNING in _first_warning(line for line in lines if not line.startswith("::"))
+    table = [row for row in (tmp_path / "summary.md").read_text().splitlines() if row.startswith("| warning |")]
+    assert "the committed run" in table[0], table[:2]
+    [results_path] = runner.glob("rag-corpus-check.*/results.json")
+    results = json.loads(results_path.read_text())
+    assert TRUST_WARNING in results["problems"][0]["message"], results["problems"][:2]
+
+
 def test_an_unchanged_committed_run_is_not_warned_about(kb, tmp_path, capsys):
     (kb / "committed-run.rag-corpus-check.yml").replace(kb / CONFIG)
     base = commit(kb, "base: a committed run")

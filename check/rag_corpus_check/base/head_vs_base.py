@@ -85,7 +85,7 @@ def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: I
         out.problems.add(exc.kind, exc.message + "; to run on the head's own rules instead, pass "
                          "--no-require-base (action input `require-base: 'false'`)", file=exc.file)
         return decide(out)
-    out.problems.add(exc.kind, exc.message + " — the head's own rules apply (rules-source head-no-base), "
+    out.problems.add(P.TRUST, exc.message + " — the head's own rules apply (rules-source head-no-base), "
                      "and nothing was compared", file=exc.file, severity=P.WARNING)
     out.rules = R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)")
     return _head_alone(root, cfg, out, options)
@@ -239,16 +239,20 @@ def _compare_slices(cfg: Config, out: Outcome, base_out: Outcome, sides: tuple[S
 
 def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:
     """Dense and hybrid: the head's vectors against the base's of the same
-    model (none: every row is supplied, and a note says so)."""
+    model (none: every row is supplied, and a `trust` warning says so)."""
     if out.vectors is None:
         return
     from rag_corpus_check.retrieval.dense.base_identity import vector_trust
+    from rag_corpus_check.retrieval.dense.folder import Vectors
+
+    assert isinstance(out.vectors, Vectors)
 
     same = base_out.vectors is not None and base_cfg.model == cfg.model
     out.vector_trust = vector_trust(out.vectors, base_out.vectors if same else None)  # type: ignore[arg-type]
     if not same:
-        _note(out, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every vector of "
-                   "this PR is taken on trust")
+        out.problems.add(P.TRUST, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every "
+                         "vector of this PR is taken on trust — review the vectors folder like code (its vectors "
+                         "decide the ranking)", file=out.vectors.documents.index, severity=P.WARNING)
     if out.retrieval is not None:
         out.retrieval.info["vectors_check"] = out.vector_trust.to_json()
 
@@ -282,9 +286,10 @@ def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: Measur
 def _change_warnings(cfg: Config, out: Outcome) -> None:
     assert out.base is not None and out.base.comparison is not None and out.gold is not None
     comparison = out.base.comparison
-    for warning, file in (_relabelled(comparison), _run_rewritten(cfg, out), _unjudged(cfg, comparison)):
+    for kind, (warning, file) in ((P.CONSISTENCY, _relabelled(comparison)), (P.TRUST, _run_rewritten(cfg, out)),
+                                  (P.CONSISTENCY, _unjudged(cfg, comparison))):
         if warning:
-            out.problems.add(P.CONSISTENCY, warning, file=file or out.gold.file, severity=P.WARNING)
+            out.problems.add(kind, warning, file=file or out.gold.file, severity=P.WARNING)
 
 
 def _relabelled(comparison: Comparison) -> tuple[str | None, str | None]:

@@ -25,7 +25,12 @@ LIMIT = "limit"  # a size or count cap was exceeded
 RETRIEVER = "retriever"  # the configured retriever command failed
 BASE = "base"  # the base revision given with --base cannot be read
 GIT = "git"  # the checkout itself cannot be read by git
-KINDS = (PARSE, SCHEMA, CONSISTENCY, CONFIG, PATH, LIMIT, RETRIEVER, BASE, GIT)
+TRUST = "trust"  # what the gate takes on trust from the pull request, or whose rules it applies
+KINDS = (PARSE, SCHEMA, CONSISTENCY, CONFIG, PATH, LIMIT, RETRIEVER, BASE, GIT, TRUST)
+# Never cut by the cap a file: a limit ends a file (one each), and a warning
+# about trust and rules is said once from one place of the check, never a
+# record. They are bounded by the places that add them, not by the cap.
+UNCAPPED = (LIMIT, TRUST)
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,9 @@ class Problem:
 
 @dataclass
 class Problems:
-    """An append-only collection with a cap per (file, kind) so a broken
-    million-line file cannot flood the report; what was dropped is counted."""
+    """An append-only collection with a cap per (file, severity) so a broken
+    million-line file cannot flood the report; what was dropped is counted.
+    :meth:`listed` is the order every output lists them in."""
 
     per_file_cap: int = 50
     items: list[Problem] = field(default_factory=list)
@@ -81,7 +87,7 @@ class Problems:
         key = (file, severity)
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
-        if n > self.per_file_cap and kind != LIMIT:  # a limit ends a file: one each, always listed
+        if n > self.per_file_cap and kind not in UNCAPPED:
             label = f"{file or '-'} ({severity}s)"
             self.dropped[label] = self.dropped.get(label, 0) + 1
             return
@@ -97,6 +103,14 @@ class Problems:
     def add_input_error(self, exc) -> None:
         """A reader's :class:`safe_io.InputError` (kind, message, file, line)."""
         self.add(exc.kind, exc.message, file=exc.file, line=exc.line)
+
+    def listed(self) -> list[Problem]:
+        """Every listed problem in the one order of every output (console,
+        annotations, summary, results file, comment): the warnings about
+        trust and rules first, then the errors, then the other warnings."""
+        trust = [p for p in self.items if p.kind == TRUST]
+        rest = [p for p in self.items if p.kind != TRUST]
+        return trust + [p for p in rest if p.severity == ERROR] + [p for p in rest if p.severity != ERROR]
 
     @property
     def errors(self) -> list[Problem]:

@@ -84,7 +84,7 @@ def _may_run(out: Outcome, options: Options) -> bool:
         problems.add(P.GIT, ctx.git_error + "; the commit checked cannot be named, so nothing is "
                      "measured — fix the checkout (for `dubious ownership`: git's safe.directory)")
     elif ctx.event_name and ctx.event_name not in TRUSTED_EVENTS:
-        problems.add(P.CONFIG, f"running under `{ctx.event_name}` because the caller allowed it "
+        problems.add(P.TRUST, f"running under `{ctx.event_name}` because the caller allowed it "
                      "(--allow-untrusted-event)", severity=P.WARNING)
     return not problems.has_errors()
 
@@ -309,7 +309,7 @@ def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
         return False
     if not cfg.thresholds:
         out.problems.add(
-            P.CONFIG, "no thresholds are set, so the gate cannot fail; add e.g. `thresholds: "
+            P.TRUST, "no thresholds are set, so the gate cannot fail; add e.g. `thresholds: "
             f"{{{Measure('nDCG', cfg.k)}: 0.7}}`", file=cfg.path_display, severity=P.WARNING,
         )
     return True

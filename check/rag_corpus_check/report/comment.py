@@ -264,12 +264,20 @@ def _head(results: dict, run: RunInfo) -> str:
              f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
     override = OVERRIDE_TITLE if results.get("rules_source") == "head-override" else ""
     title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{advisory}{override}")
-    return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run), *_override(results)])
+    return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run), *_override(results),
+                      *_trust(results)])
+
+
+def _trust(results: dict) -> list[str]:
+    """The `trust` warnings (the check lists them first and never cuts them), right under the title."""
+    found = [p.get("message") for p in results["problems"] if isinstance(p, dict) and p.get("kind") == "trust"]
+    more = f"\n> - …and {len(found) - MAX_ROWS} more (see the job summary)" if len(found) > MAX_ROWS else ""
+    listed = "".join(f"\n> - {cell(m, 400)}" for m in found[:MAX_ROWS]) + more
+    return [f"\n> [!WARNING]\n> What this check took on trust, or whose rules it applied:{listed}"] if found else []
 
 
 def _override(results: dict) -> list[str]:
-    """A pull request that set a new rule_change_reason was gated on its own
-    rules: say so right under the title, with what it changed."""
+    """A PR gated on its own rules (a new rule_change_reason): said under the title, with what it changed."""
     if results.get("rules_source") != "head-override":
         return []
     rules = _comparison(results).get("rules")

@@ -171,7 +171,7 @@ def _problem_lines(out: Outcome) -> list[str]:
     if not problems.items:
         return []
     lines = [f"  problems: {problems.error_count()} errors, {problems.warning_count()} warnings"]
-    for p in problems.errors + problems.warnings:
+    for p in problems.listed():
         sid = f" [{p.id}]" if p.id else ""
         lines.append(f"    - {p.severity}: {safe_text(p.kind, 20)}: {safe_text(p.location(), 200)}{sid}: "
                      f"{safe_text(p.message, 500)}")

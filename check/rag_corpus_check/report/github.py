@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 
+from rag_corpus_check.core.problems import TRUST
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.outcome import FAIL, Outcome, gate_reasons
@@ -43,13 +44,15 @@ def repository_path(out: Outcome, file: str | None) -> str | None:
 
 
 def annotation_lines(out: Outcome) -> list[str]:
-    """At most MAX_PER_TYPE errors and warnings, and a notice with the count of the rest."""
+    """At most MAX_PER_TYPE errors and warnings, and a notice with the count
+    of the rest; the warnings about trust and rules first, never cut."""
     lines = _gate_annotations(out)
     override = _override_annotation(out)
     totals = {"error": out.problems.error_count(), "warning": out.problems.warning_count()}
     for severity, total in totals.items():
-        room = MAX_PER_TYPE - (len(override) if severity == "warning" else 0)
-        probs = [p for p in out.problems.items if p.severity == severity]
+        probs = [p for p in out.problems.listed() if p.severity == severity]
+        trust = sum(p.kind == TRUST for p in probs)
+        room = max(MAX_PER_TYPE - (len(override) if severity == "warning" else 0), trust)
         lines += (override if severity == "warning" else []) + [_annotation(out, p) for p in probs[:room]]
         if total > room:
             lines.append(command("notice", f"{total - room} more {severity}s are listed in the job summary "

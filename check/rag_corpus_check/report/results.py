@@ -34,7 +34,7 @@ def results_dict(out: Outcome) -> dict:
         "run_source": _run_source(out),
         "comparison": comparison_json(out),
         "irrelevant_by_type": out.irrelevant_by_type,
-        "problems": [p.to_json() for p in out.problems.items],
+        "problems": [p.to_json() for p in out.problems.listed()],
         "problems_dropped": dict(out.problems.dropped),
         "provenance": _provenance(out),
     }

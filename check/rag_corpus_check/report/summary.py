@@ -135,7 +135,7 @@ def _problems(s: Summary, out: Outcome) -> None:
     if not problems.items:
         return
     s.heading(f"Input problems ({problems.error_count()} errors, {problems.warning_count()} warnings)", 3)
-    s.table(["severity", "kind", "where", "id", "problem"], [_problem_row(p) for p in problems.errors + problems.warnings])
+    s.table(["severity", "kind", "where", "id", "problem"], [_problem_row(p) for p in problems.listed()])
     if problems.dropped:
         s.para("Not all problems are listed: " + ", ".join(f"{cell(k)}: {n} more" for k, n in problems.dropped.items())
                + ".")
