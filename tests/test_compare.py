@@ -162,7 +162,10 @@ def test_base_symlink_is_refused(gitrepo, tmp_path, capsys):
     (gitrepo / "real-gold.yaml").rename(gitrepo / "gold.yaml")
     commit(gitrepo, "fixed")
     code, text, res, summary = run(tmp_path, capsys, "--base", base)
-    assert code == 0  # the head is fine; the base could not be compared
+    assert code == 2, text  # the head is fine, but the base cannot be measured: nothing could be compared
+    assert any("is a symlink" in p["message"] and base[:12] in p["message"] for p in res["problems"]), res["problems"]
+    code, text, res, summary = run(tmp_path, capsys, "--base", base, "--no-require-base")
+    assert code == 0, text  # the caller opted out: the base's rules, no comparison, and notes that say so
     assert any("is a symlink" in n for n in res["comparison"]["notes"])
 
 

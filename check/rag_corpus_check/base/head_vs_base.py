@@ -1,7 +1,9 @@
 """The check with a base revision: the base's rules (or a stated reason to
 change them), both trees measured the same way, and what changed between
-them. Fails closed: a base that cannot be had, or a base config that cannot
-be read, is an input error unless the caller opted out (--no-require-base)."""
+them. Fails closed: a base that cannot be had, a base config that cannot
+be read, or a base that cannot be measured (its inputs missing, unreadable or
+invalid at the base commit, or ranked by a command) is an input error unless
+the caller opted out (--no-require-base)."""
 
 from __future__ import annotations
 
@@ -64,10 +66,18 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     out.rules = R.decide(base_cfg, cfg, layouts, config_rel, prefix)
     R.enforce(out.rules, base_cfg, cfg)
     R.same_conventions(cfg, base_cfg)
-    exported = _export_base(tree, base_cfg, out)
+    try:
+        _export_base(tree, base_cfg)
+        exported = True
+    except InputError as exc:
+        if not _unmeasured(out, options, exc, tree.sha):
+            return decide(out)
+        exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
     with measure(root, cfg, out, options, also_rank) as head:
-        comparison = _compare(cfg, base_cfg, tree, out, head) if exported and out.evaluation is not None else None
+        comparison = None
+        if exported and out.evaluation is not None:
+            comparison = _compare(cfg, base_cfg, tree, out, head, options)
         gate(cfg, out, comparison)
     return decide(out)
 
@@ -78,12 +88,15 @@ def _head_alone(root: str, cfg: Config, out: Outcome, options: Options) -> Outco
     return decide(out)
 
 
+OPT_OUT = "pass --no-require-base (action input `require-base: 'false'`)"
+
+
 def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: InputError) -> Outcome:
     """The base (or its config) cannot be had: an input error, unless the
     caller opted out, when the head's own rules apply and a warning says so."""
     if options.require_base:
-        out.problems.add(exc.kind, exc.message + "; to run on the head's own rules instead, pass "
-                         "--no-require-base (action input `require-base: 'false'`)", file=exc.file)
+        out.problems.add(exc.kind, exc.message + f"; to run on the head's own rules instead, {OPT_OUT}",
+                         file=exc.file)
         return decide(out)
     out.problems.add(P.TRUST, exc.message + " — the head's own rules apply (rules-source head-no-base), "
                      "and nothing was compared", file=exc.file, severity=P.WARNING)
@@ -151,23 +164,52 @@ def _note(out: Outcome, text: str) -> None:
     out.base.notes.append(text)
 
 
-def _export_base(tree: BaseTree, base_cfg: Config, out: Outcome) -> bool:
-    """Every input of the base copied out of git; False (and a note) when
-    the base cannot be measured."""
-    if base_cfg.run_source == "command":
-        _note(out, "the base uses a retriever command; comparing against it is not supported (it would need "
-                   "the base tree checked out), so only the head was measured")
+def _unmeasured(out: Outcome, options: Options, exc: InputError, sha: str) -> bool:
+    """The base's config was read but the base cannot be measured (``exc``
+    says why): an input error, since `max_drop`, the per-question rule and
+    the paired test need the base's numbers — unless the caller opted out,
+    when the base's rules apply without a comparison and a warning, the
+    rules line and a note say so. True when the check goes on."""
+    where = f"at the base commit `{sha[:12]}`" + ("," if exc.message.startswith("at the base commit ") else "")
+    why = exc.message.replace("at the base commit", where, 1)
+    if options.require_base:
+        out.problems.add(P.BASE, f"{why}, so the base cannot be measured and nothing can be compared (`max_drop`, "
+                                 f"the per-question rule, the paired test); {_remedy(exc)}; to apply the base's "
+                                 f"rules without a comparison, {OPT_OUT}", file=exc.file, line=exc.line)
         return False
-    try:
-        for rel in base_cfg.input_files:
-            path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
-            if tree.export(path, base_cfg.limits.max_file_bytes) is None:
-                _note(out, f"`{path}` does not exist at the base commit; nothing to compare")
-                return False
-    except InputError as exc:
-        _note(out, f"the base inputs cannot be read: {exc.message}")
-        return False
+    out.problems.add(P.BASE, f"{why}, so the base cannot be measured — the base's rules apply, but nothing was "
+                             "compared (`max_drop`, the per-question rule and the paired test were not applied; "
+                             "--no-require-base)", file=exc.file, line=exc.line, severity=P.WARNING)
+    assert out.rules is not None
+    out.rules.why = "the base could not be measured, so nothing was compared (--no-require-base)"
+    _note(out, f"nothing was compared: {why}")
     return True
+
+
+def _remedy(exc: InputError) -> str:
+    """What to do about a base that cannot be measured."""
+    if exc.kind == "missing":
+        return ("if the file is generated in CI (ignored by git), the check reads the base from git and cannot "
+                "see it: commit it, or point the config at a committed file")
+    if exc.kind == "command":
+        return "commit the run the command makes and name it with `run:` in the config"
+    if exc.kind == "invalid":
+        return "fix them in the base branch first"
+    return "fix it in the base branch first, or point the config at a file the base holds"
+
+
+def _export_base(tree: BaseTree, base_cfg: Config) -> None:
+    """Every input of the base copied out of git; :class:`InputError` when
+    the base cannot be measured (a retriever command, an input missing or
+    unreadable at the base commit)."""
+    if base_cfg.run_source == "command":
+        raise InputError("command", "the base's config ranks with a retriever command, which the check does not "
+                                    "run at the base commit (it would run the base's code)")
+    for rel in base_cfg.input_files:
+        path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
+        shown = path.replace(os.sep, "/")
+        if tree.export(path, base_cfg.limits.max_file_bytes) is None:
+            raise InputError("missing", f"`{safe_text(shown, 200)}` does not exist at the base commit", file=shown)
 
 
 def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | None:
@@ -200,14 +242,14 @@ def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
     return None if gold is None else {q: g.text for q, g in gold.queries.items() if g.text and g.text.strip()}
 
 
-def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs) -> Comparison | None:
-    """Measure the base and compare; None when there is nothing to compare
-    (the notes say why)."""
+def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs,
+             check_options: Options) -> Comparison | None:
+    """Measure the base and compare; None when the base's inputs are invalid
+    (an input error, or with --no-require-base a warning: :func:`_unmeasured`)."""
     base_out = Outcome(P.Problems(), Context(), config=base_cfg)
     with measure(tree.root, base_cfg, base_out, Options(gated=False)) as base:
         if base_out.evaluation is None:
-            _note(out, f"the base inputs are invalid ({base_out.problems.error_count()} problems); nothing to "
-                       "compare — the head is judged on its own")
+            _unmeasured(out, check_options, _invalid(base_out.problems), tree.sha)
             return None
         enter(out, "compare")
         assert out.base is not None and out.evaluation is not None
@@ -226,6 +268,15 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     _change_warnings(cfg, out)
     _vector_trust(cfg, base_cfg, out, base_out)
     return comparison
+
+
+def _invalid(problems: P.Problems) -> InputError:
+    """The base's own problems, as one error about the base."""
+    first = problems.errors[0] if problems.errors else None
+    where = f" (first: {first.location()}: {first.message})" if first else ""
+    return InputError("invalid", f"the base's inputs are invalid at the base commit: {problems.error_count()} "
+                                 f"problems{where}", file=first.file if first else None,
+                      line=first.line if first else None)
 
 
 def _compare_slices(cfg: Config, out: Outcome, base_out: Outcome, sides: tuple[Side, Side],

@@ -36,7 +36,7 @@ class Rules:
     changes: list[str] = field(default_factory=list)  # every rule change, loosening or not
     loosened: list[str] = field(default_factory=list)  # changes that need a rule_change_reason
     override_reason: str | None = None
-    why: str | None = None  # for head-no-base: why no base rules apply
+    why: str | None = None  # head-no-base: why no base rules apply; base: what of them could not be applied
 
     @property
     def violated(self) -> bool:

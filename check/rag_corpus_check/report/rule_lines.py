@@ -14,7 +14,8 @@ def _why(out: Outcome, esc: Callable[..., str]) -> str:
     assert rules is not None
     sha = out.base.sha if out.base else None
     return {
-        R.BASE: f"the config at the base commit {f'`{sha[:12]}`' if sha else 'the base commit'}",
+        R.BASE: f"the config at the base commit {f'`{sha[:12]}`' if sha else 'the base commit'}"
+                + (f"; {rules.why}" if rules.why else ""),
         R.FIRST_INTRODUCTION: "the config does not exist at the base commit: first introduction",
         R.OVERRIDE: f"changed on purpose in this PR: “{esc(rules.override_reason or '', 200)}”",
         R.NO_BASE: rules.why or "no base was compared",
