@@ -155,8 +155,12 @@ def load_base_config(tree: BaseTree, config_rel: str) -> tuple[Config | None, st
         first = problems.items[0] if problems.items else None
         why = f" (first: {first.location()}: {first.message})" if first else ""
         raise InputError("base", f"the base config cannot be used: `{config_rel}` at the base commit has "
-                                 f"{problems.error_count()} problems{why}", file=config_rel)
+                                 f"{_count(problems.error_count(), 'problem')}{why}", file=config_rel)
     return base_cfg, resolved
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _note(out: Outcome, text: str) -> None:
@@ -177,7 +181,7 @@ def _unmeasured(out: Outcome, options: Options, exc: InputError, sha: str) -> bo
                                  f"the per-question rule, the paired test); {_remedy(exc)}; to apply the base's "
                                  f"rules without a comparison, {OPT_OUT}", file=exc.file, line=exc.line)
         return False
-    out.problems.add(P.BASE, f"{why}, so the base cannot be measured — the base's rules apply, but nothing was "
+    out.problems.add(P.TRUST, f"{why}, so the base cannot be measured — the base's rules apply, but nothing was "
                              "compared (`max_drop`, the per-question rule and the paired test were not applied; "
                              "--no-require-base)", file=exc.file, line=exc.line, severity=P.WARNING)
     assert out.rules is not None
@@ -274,8 +278,8 @@ def _invalid(problems: P.Problems) -> InputError:
     """The base's own problems, as one error about the base."""
     first = problems.errors[0] if problems.errors else None
     where = f" (first: {first.location()}: {first.message})" if first else ""
-    return InputError("invalid", f"the base's inputs are invalid at the base commit: {problems.error_count()} "
-                                 f"problems{where}", file=first.file if first else None,
+    return InputError("invalid", f"the base's inputs are invalid at the base commit: "
+                                 f"{_count(problems.error_count(), 'problem')}{where}", file=first.file if first else None,
                       line=first.line if first else None)
 
 
