@@ -91,12 +91,19 @@ def test_only_eligible_rows_are_ranked():
     assert searcher(docs, keys, []).rank(q, 10) == [[], [], []]
 
 
-def test_ties_at_the_cut_are_bounded_work():
-    docs = np.ones((1000, 8), dtype="<f4")
-    q = np.ones((1, 8), dtype="<f4")
+def near_tie_rows(n: int = 90) -> np.ndarray:
+    """Distinct rows whose cosines with [1, 0] are all within 1e-9 of each other (and of 1)."""
+    return np.array([[1.0, k * 2.0**-21] for k in range(-n, n)], dtype="<f4")
+
+
+def test_near_ties_at_the_cut_are_bounded_work():
+    docs = near_tie_rows()
+    q = np.array([[1.0, 0.0]], dtype="<f4")
+    keys = [f"d{i}" for i in range(len(docs))]
     with pytest.raises(Budget) as info:
-        searcher(docs, [f"d{i}" for i in range(1000)], max_work=999 * 8).rank(q, 10)
+        searcher(docs, keys, max_work=(len(docs) - 1) * (2 + S.CANDIDATE_WORK)).rank(q, 10)
     assert info.value.limit == "max_retrieval_work"
+    assert searcher(docs, keys, max_work=len(docs) * (2 + S.CANDIDATE_WORK)).rank(q, 10) == exact_oracle(docs, keys, q, 10)
 
 
 def test_rrf_is_the_formula():
@@ -152,3 +159,63 @@ def test_another_blas_cannot_reorder(monkeypatch):
     monkeypatch.setattr(S.DenseSearch, "_blocks", noisy)
     for _ in range(5):
         assert searcher(docs, keys).rank(questions, 50) == expected
+
+
+# ---------------------------------------------------------------- ties are work, bounded by the input
+
+
+def counting_rescores(monkeypatch) -> list[int]:
+    """Counts the exact cosines computed (the Python rescoring, ``d`` products each)."""
+    calls = [0]
+    real = S.DenseSearch._cosine
+
+    def counted(self, row, q, nq):
+        calls[0] += 1
+        return real(self, row, q, nq)
+
+    monkeypatch.setattr(S.DenseSearch, "_cosine", counted)
+    return calls
+
+
+def test_all_equal_vectors_cost_depth_per_question_not_every_document(monkeypatch):
+    # 1-D float16 vectors all equal: every document ties with every other for
+    # every question. Before: each question kept and rescored all of them
+    # (docs × questions exact cosines, 30 CPU-s and 1 GB from 997 KB of input).
+    docs, questions, depth = 2000, 300, 5
+    keys = [f"d{i}" for i in range(docs)]
+    calls = counting_rescores(monkeypatch)
+    search = searcher(np.ones((docs, 1), dtype="<f2"), keys)
+    got = search.rank(np.ones((questions, 1), dtype="<f2"), depth)
+    assert got == [sorted(keys)[:depth]] * questions
+    assert calls[0] <= depth * questions, calls[0]
+    assert search.work <= questions * depth * (1 + S.CANDIDATE_WORK), search.work
+
+
+def test_duplicate_vectors_among_others_keep_the_exact_order(monkeypatch):
+    # Copies of a few vectors among random ones: the copies of one vector tie
+    # exactly (by id); each distinct vector is rescored once per question.
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((6, 8)).astype("<f4")
+    docs = np.concatenate([rng.standard_normal((200, 8)).astype("<f4"), base[rng.integers(0, 6, 1500)]])
+    questions = np.concatenate([base, rng.standard_normal((20, 8)).astype("<f4")])
+    keys = [f"k{i:05d}" for i in rng.permutation(len(docs))]
+    calls = counting_rescores(monkeypatch)
+    for depth in (1, 7, 40):
+        assert searcher(docs, keys).rank(questions, depth) == exact_oracle(docs, keys, questions, depth)
+    assert calls[0] <= 3 * 40 * len(questions), calls[0]
+
+
+def test_near_ties_are_work_per_input_byte():
+    # Distinct vectors all within 1e-9 of each other need rescoring one by
+    # one: that work is bounded by the input's size (a `limit` problem).
+    docs = near_tie_rows()
+    q = np.ones((40, 2), dtype="<f4") * np.array([1.0, 0.0], dtype="<f4")
+    keys = [f"d{i}" for i in range(len(docs))]
+    per_question = len(docs) * (2 + S.CANDIDATE_WORK)
+    search = S.DenseSearch(docs, keys, np.arange(len(docs)), 10**9, work_allowed=per_question * 10, input_bytes=1000)
+    with pytest.raises(Budget) as info:
+        search.rank(q, 5)
+    assert info.value.limit == "max_retrieval_work_per_byte"
+    assert search.work <= per_question * 10
+    roomy = S.DenseSearch(docs, keys, np.arange(len(docs)), 10**9, work_allowed=per_question * 40, input_bytes=1000)
+    assert roomy.rank(q, 5) == exact_oracle(docs, keys, q, 5)
