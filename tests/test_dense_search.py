@@ -5,10 +5,14 @@ the same result whatever the block sizes."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_corpus_check.retrieval.bm25 import Budget
 from rag_corpus_check.retrieval.dense import search as S
@@ -219,3 +223,50 @@ def test_near_ties_are_work_per_input_byte():
     assert search.work <= per_question * 10
     roomy = S.DenseSearch(docs, keys, np.arange(len(docs)), 10**9, work_allowed=per_question * 40, input_bytes=1000)
     assert roomy.rank(q, 5) == exact_oracle(docs, keys, q, 5)
+
+
+# ---------------------------------------------------------------- property: the same ranking as a brute force
+
+
+def plain_brute_force(docs: np.ndarray, keys: list[str], eligible: list[int], questions: np.ndarray,
+                      depth: int) -> list[list[str]]:
+    """float64 cosines, sorted by (-score, id). The vectors hold small
+    integers, so every dot product and squared norm is an exact integer and
+    ``dot / (sqrt(|a|²)·sqrt(|q|²))`` is the exact cosine, bit for bit."""
+    d = docs.astype(np.float64)
+    out = []
+    for q in questions.astype(np.float64):
+        score = {i: float(d[i] @ q) / (math.sqrt(float(d[i] @ d[i])) * math.sqrt(float(q @ q))) for i in eligible}
+        out.append([keys[i] for i in sorted(eligible, key=lambda i: (-score[i], keys[i]))[:depth]])
+    return out
+
+
+@st.composite
+def tied_inputs(draw):
+    """Documents drawn from a few small-integer vectors (many exact copies,
+    sometimes all equal), ids in any order (upper case, accents), a subset
+    eligible, questions, a depth."""
+    dims = draw(st.integers(1, 4))
+    vector = st.lists(st.integers(-3, 3), min_size=dims, max_size=dims).filter(any)
+    palette = draw(st.lists(vector, min_size=1, max_size=1 if draw(st.booleans()) else 6))
+    n = draw(st.integers(1, 60))
+    docs = np.array([palette[i] for i in draw(st.lists(st.integers(0, len(palette) - 1), min_size=n, max_size=n))],
+                    dtype=draw(st.sampled_from(["<f2", "<f4"])))
+    names = draw(st.lists(st.text("abAB\u00e4\u00e9", min_size=1, max_size=3), min_size=n, max_size=n, unique=True))
+    eligible = sorted(draw(st.sets(st.integers(0, n - 1), min_size=1)))
+    questions = np.array(draw(st.lists(st.one_of(st.sampled_from(palette), vector), min_size=1, max_size=5)),
+                         dtype=docs.dtype)
+    return docs, names, eligible, questions, draw(st.integers(1, 70))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(tied_inputs(), st.booleans(), st.booleans())
+def test_ties_rank_as_a_plain_brute_force(case, tiny_blocks, collapse_at_once):
+    docs, keys, eligible, questions, depth = case
+    with contextlib.ExitStack() as patches:
+        if tiny_blocks:
+            patches.enter_context(mock.patch.object(S, "block_rows", lambda array: 3))
+        if collapse_at_once:
+            patches.enter_context(mock.patch.object(S, "CROWDED", 0))
+        got = searcher(docs, keys, eligible).rank(questions, depth)
+    assert got == plain_brute_force(docs, keys, eligible, questions, depth)

@@ -128,6 +128,11 @@ class _Pool:
         return self.parts[0]
 
 
+def _bytes(rows: np.ndarray) -> np.ndarray:
+    """Each row's bytes, a row of ``uint8`` each."""
+    return np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), rows.shape[1] * rows.dtype.itemsize)
+
+
 def exact_norm(values: list[float]) -> float:
     return math.sqrt(math.fsum([x * x for x in values]))
 
@@ -224,11 +229,10 @@ class DenseSearch:
         allowed[self.eligible] = True
         for start, rows in row_blocks(self.docs, block_rows(self.docs)):
             here = np.flatnonzero(allowed[start:start + len(rows)])
-            raw = np.ascontiguousarray(rows[here]).view(np.uint8).reshape(len(here), -1)
+            raw = _bytes(rows[here])
             chosen = np.fromiter(map(seen.setdefault, map(hash, map(bytes, raw)), (here + start).tolist()),
                                  np.int64, len(here))
-            same = np.all(np.ascontiguousarray(self.docs[chosen]).view(np.uint8).reshape(len(here), -1) == raw,
-                          axis=1) if len(here) else np.zeros(0, dtype=bool)
+            same = np.all(_bytes(self.docs[chosen]) == raw, axis=1)
             first[here[same] + start] = chosen[same]
         self._first = first
         moved = np.flatnonzero(first != np.arange(n))
