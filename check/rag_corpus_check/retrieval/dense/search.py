@@ -89,7 +89,7 @@ class _Pool:
     as three flat arrays (question, row, score) for all questions: a block
     costs a few numpy passes, not one per question."""
 
-    def __init__(self, questions: int, depth: int, settle: Callable[[Triples], Triples]):
+    def __init__(self, questions: int, depth: int, settle: Callable[[Triples], Triples] = lambda kept: kept):
         self.depth = depth
         self.settle = settle  # the candidates after a prune -> those kept (see DenseSearch._settle)
         self.floors = np.full(questions, NONE)
