@@ -222,10 +222,48 @@ def worst_gzip_corpus(out: str, size: int = 850_000) -> None:
     _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl.gz\ngold: gold.jsonl\n")
 
 
+# ---------------------------------------------------------------- dense retrieval: ties are work
+
+
+def dense_ties(out: str, docs: int = 3_900, questions: int = 3_300, kind: str = "dense") -> None:
+    """997 KB: 1-D float16 vectors all equal (every document ties with every
+    other for every question), `depth: 5`; the vectors folder as
+    docs/retrieval.md describes it."""
+    import hashlib
+
+    import numpy as np
+
+    folder = os.path.join(out, f"{kind}-ties")
+    vectors = os.path.join(folder, "vectors")
+    texts = [f"{i}" for i in range(docs)]
+    asked = [f"x {i}" for i in range(questions)]
+    tight = {"separators": (",", ":")}
+    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": f"d{i}", "text": t}, **tight) + "\n"
+                                           for i, t in enumerate(texts)))
+    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "query": t, "relevant": {"d1": 1}}, **tight)
+                                         + "\n" for i, t in enumerate(asked)))
+    sha = [hashlib.sha256(t.encode()).hexdigest() for t in texts + asked]
+    _write(vectors, "model.json", json.dumps({"model": "m", "dimensions": 1}))
+    _write(vectors, "documents.jsonl", "".join(json.dumps({"id": f"d{i}", "sha256": h}) + "\n"
+                                               for i, h in enumerate(sha[:docs])))
+    _write(vectors, "questions.jsonl", "".join(json.dumps({"query_id": f"q{i}", "sha256": h}) + "\n"
+                                               for i, h in enumerate(sha[docs:])))
+    np.save(os.path.join(vectors, "documents.npy"), np.ones((docs, 1), dtype="<f2"))
+    np.save(os.path.join(vectors, "questions.npy"), np.ones((questions, 1), dtype="<f2"))
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n"
+                                            f"retriever: {{type: {kind}, vectors: vectors, model: m, depth: 5}}\n")
+
+
+def hybrid_ties(out: str) -> None:
+    """As dense_ties, `type: hybrid` (BM25 and dense fused)."""
+    dense_ties(out, kind="hybrid")
+
+
 CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
                                                    gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_lines, worst_gzip_yaml, worst_invalid_yaml,
                                                    worst_document_yaml, worst_document_qrels, worst_bm25, worst_bm25_8,
                                                    worst_vocabulary, worst_gzip_corpus)}
+CASES |= {"dense-ties": dense_ties, "hybrid-ties": hybrid_ties}
 
 
 def main() -> None:

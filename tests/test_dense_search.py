@@ -5,10 +5,14 @@ the same result whatever the block sizes."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_corpus_check.retrieval.bm25 import Budget
 from rag_corpus_check.retrieval.dense import search as S
@@ -91,12 +95,19 @@ def test_only_eligible_rows_are_ranked():
     assert searcher(docs, keys, []).rank(q, 10) == [[], [], []]
 
 
-def test_ties_at_the_cut_are_bounded_work():
-    docs = np.ones((1000, 8), dtype="<f4")
-    q = np.ones((1, 8), dtype="<f4")
+def near_tie_rows(n: int = 90) -> np.ndarray:
+    """Distinct rows whose cosines with [1, 0] are all within 1e-9 of each other (and of 1)."""
+    return np.array([[1.0, k * 2.0**-21] for k in range(-n, n)], dtype="<f4")
+
+
+def test_near_ties_at_the_cut_are_bounded_work():
+    docs = near_tie_rows()
+    q = np.array([[1.0, 0.0]], dtype="<f4")
+    keys = [f"d{i}" for i in range(len(docs))]
     with pytest.raises(Budget) as info:
-        searcher(docs, [f"d{i}" for i in range(1000)], max_work=999 * 8).rank(q, 10)
+        searcher(docs, keys, max_work=(len(docs) - 1) * (2 + S.CANDIDATE_WORK)).rank(q, 10)
     assert info.value.limit == "max_retrieval_work"
+    assert searcher(docs, keys, max_work=len(docs) * (2 + S.CANDIDATE_WORK)).rank(q, 10) == exact_oracle(docs, keys, q, 10)
 
 
 def test_rrf_is_the_formula():
@@ -152,3 +163,110 @@ def test_another_blas_cannot_reorder(monkeypatch):
     monkeypatch.setattr(S.DenseSearch, "_blocks", noisy)
     for _ in range(5):
         assert searcher(docs, keys).rank(questions, 50) == expected
+
+
+# ---------------------------------------------------------------- ties are work, bounded by the input
+
+
+def counting_rescores(monkeypatch) -> list[int]:
+    """Counts the exact cosines computed (the Python rescoring, ``d`` products each)."""
+    calls = [0]
+    real = S.DenseSearch._cosine
+
+    def counted(self, row, q, nq):
+        calls[0] += 1
+        return real(self, row, q, nq)
+
+    monkeypatch.setattr(S.DenseSearch, "_cosine", counted)
+    return calls
+
+
+def test_all_equal_vectors_cost_depth_per_question_not_every_document(monkeypatch):
+    # 1-D float16 vectors all equal: every document ties with every other for
+    # every question. Before: each question kept and rescored all of them
+    # (docs × questions exact cosines, 30 CPU-s and 1 GB from 997 KB of input).
+    docs, questions, depth = 2000, 300, 5
+    keys = [f"d{i}" for i in range(docs)]
+    calls = counting_rescores(monkeypatch)
+    search = searcher(np.ones((docs, 1), dtype="<f2"), keys)
+    got = search.rank(np.ones((questions, 1), dtype="<f2"), depth)
+    assert got == [sorted(keys)[:depth]] * questions
+    assert calls[0] <= depth * questions, calls[0]
+    assert search.work <= questions * depth * (1 + S.CANDIDATE_WORK), search.work
+
+
+def test_duplicate_vectors_among_others_keep_the_exact_order(monkeypatch):
+    # Copies of a few vectors among random ones: the copies of one vector tie
+    # exactly (by id); each distinct vector is rescored once per question.
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((6, 8)).astype("<f4")
+    docs = np.concatenate([rng.standard_normal((200, 8)).astype("<f4"), base[rng.integers(0, 6, 1500)]])
+    questions = np.concatenate([base, rng.standard_normal((20, 8)).astype("<f4")])
+    keys = [f"k{i:05d}" for i in rng.permutation(len(docs))]
+    calls = counting_rescores(monkeypatch)
+    for depth in (1, 7, 40):
+        assert searcher(docs, keys).rank(questions, depth) == exact_oracle(docs, keys, questions, depth)
+    assert calls[0] <= 3 * 40 * len(questions), calls[0]
+
+
+def test_near_ties_are_work_per_input_byte():
+    # Distinct vectors all within 1e-9 of each other need rescoring one by
+    # one: that work is bounded by the input's size (a `limit` problem).
+    docs = near_tie_rows()
+    q = np.ones((40, 2), dtype="<f4") * np.array([1.0, 0.0], dtype="<f4")
+    keys = [f"d{i}" for i in range(len(docs))]
+    per_question = len(docs) * (2 + S.CANDIDATE_WORK)
+    search = S.DenseSearch(docs, keys, np.arange(len(docs)), 10**9, work_allowed=per_question * 10, input_bytes=1000)
+    with pytest.raises(Budget) as info:
+        search.rank(q, 5)
+    assert info.value.limit == "max_retrieval_work_per_byte"
+    assert search.work <= per_question * 10
+    roomy = S.DenseSearch(docs, keys, np.arange(len(docs)), 10**9, work_allowed=per_question * 40, input_bytes=1000)
+    assert roomy.rank(q, 5) == exact_oracle(docs, keys, q, 5)
+
+
+# ---------------------------------------------------------------- property: the same ranking as a brute force
+
+
+def plain_brute_force(docs: np.ndarray, keys: list[str], eligible: list[int], questions: np.ndarray,
+                      depth: int) -> list[list[str]]:
+    """float64 cosines, sorted by (-score, id). The vectors hold small
+    integers, so every dot product and squared norm is an exact integer and
+    ``dot / (sqrt(|a|²)·sqrt(|q|²))`` is the exact cosine, bit for bit."""
+    d = docs.astype(np.float64)
+    out = []
+    for q in questions.astype(np.float64):
+        score = {i: float(d[i] @ q) / (math.sqrt(float(d[i] @ d[i])) * math.sqrt(float(q @ q))) for i in eligible}
+        out.append([keys[i] for i in sorted(eligible, key=lambda i: (-score[i], keys[i]))[:depth]])
+    return out
+
+
+@st.composite
+def tied_inputs(draw):
+    """Documents drawn from a few small-integer vectors (many exact copies,
+    sometimes all equal), ids in any order (upper case, accents), a subset
+    eligible, questions, a depth."""
+    dims = draw(st.integers(1, 4))
+    vector = st.lists(st.integers(-3, 3), min_size=dims, max_size=dims).filter(any)
+    palette = draw(st.lists(vector, min_size=1, max_size=1 if draw(st.booleans()) else 6))
+    n = draw(st.integers(1, 60))
+    docs = np.array([palette[i] for i in draw(st.lists(st.integers(0, len(palette) - 1), min_size=n, max_size=n))],
+                    dtype=draw(st.sampled_from(["<f2", "<f4"])))
+    names = draw(st.lists(st.text("abAB\u00e4\u00e9", min_size=1, max_size=3), min_size=n, max_size=n, unique=True))
+    eligible = sorted(draw(st.sets(st.integers(0, n - 1), min_size=1)))
+    questions = np.array(draw(st.lists(st.one_of(st.sampled_from(palette), vector), min_size=1, max_size=5)),
+                         dtype=docs.dtype)
+    return docs, names, eligible, questions, draw(st.integers(1, 70))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(tied_inputs(), st.booleans(), st.booleans())
+def test_ties_rank_as_a_plain_brute_force(case, tiny_blocks, collapse_at_once):
+    docs, keys, eligible, questions, depth = case
+    with contextlib.ExitStack() as patches:
+        if tiny_blocks:
+            patches.enter_context(mock.patch.object(S, "block_rows", lambda array: 3))
+        if collapse_at_once:
+            patches.enter_context(mock.patch.object(S, "CROWDED", 0))
+        got = searcher(docs, keys, eligible).rank(questions, depth)
+    assert got == plain_brute_force(docs, keys, eligible, questions, depth)

@@ -6,6 +6,7 @@ the exact search (:mod:`search`)."""
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter, methodcaller
@@ -18,7 +19,9 @@ from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import Gold, where
 from rag_corpus_check.pipeline.base_gold import question_vectors
 from rag_corpus_check.pipeline.base_questions import BaseQuestions
-from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS
+from rag_corpus_check.pipeline.rankings import stored_bytes
+from rag_corpus_check.retrieval.bm25 import allowed_work
+from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS, folder_files
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch
 from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_digest
@@ -83,9 +86,22 @@ class DenseRanker:
         return dict(zip(chosen.qids, rankings, strict=True))
 
     def _search(self, vectors: Vectors) -> DenseSearch:
-        """The exact search over the served records' rows."""
-        docs = vectors.documents
-        return DenseSearch(docs.vectors, docs.keys, self._eligible(docs), self.cfg.bounds.max_retrieval_work)
+        """The exact search over the served records' rows, its work bounded
+        per byte of the input files as stored (corpus, gold, vectors folder)."""
+        docs, bounds = vectors.documents, self.cfg.bounds
+        size = self._input_bytes()
+        allowed = None if size is None else allowed_work(bounds, size)
+        return DenseSearch(docs.vectors, docs.keys, self._eligible(docs), bounds.max_retrieval_work, allowed, size)
+
+    def _input_bytes(self) -> int | None:
+        cfg = self.cfg
+        assert cfg.vectors is not None
+        read = stored_bytes(cfg)
+        try:
+            folder = sum(os.stat(os.path.join(cfg.base_dir, rel)).st_size for rel in folder_files(cfg.vectors))
+        except (OSError, ValueError):
+            return None
+        return None if read is None else read + folder
 
     def check(self, questions: list[tuple[str, str]], gold: Gold, corpus_line, problems: P.Problems) -> bool:
         """The folder read and valid, with a current row for every served

@@ -124,6 +124,13 @@ SMALL_POSTINGS = 100_000
 SMALL_WORK = 250_000
 
 
+def allowed_work(bounds: Bounds, size: int) -> int:
+    """The retrieval work an input of ``size`` bytes (or characters) may
+    take: :data:`WORK_FLOOR` plus ``max_retrieval_work_per_byte`` a byte, at
+    most ``max_retrieval_work`` (BM25's and the dense search's rule)."""
+    return min(bounds.max_retrieval_work, WORK_FLOOR + bounds.max_retrieval_work_per_byte * size)
+
+
 class Budget(Exception):
     """A bound of :class:`Bounds` was reached; ``limit`` names it."""
 
@@ -246,9 +253,8 @@ class BM25Index:
         character of text indexed and searched for so far, and per byte of
         the input files as stored (``input_bytes``: a gzip corpus of 1 MB
         gets the budget of 1 MB, not of its 8 MB of text)."""
-        b = self.bounds
         size = self.text_chars if self.input_bytes is None else min(self.text_chars, self.input_bytes)
-        return min(b.max_retrieval_work, WORK_FLOOR + b.max_retrieval_work_per_byte * size)
+        return allowed_work(self.bounds, size)
 
     def _spend(self, n: int) -> None:
         self.work += n
