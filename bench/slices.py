@@ -2,7 +2,10 @@
 committed runs, one with every question tagged (``tagged/``), one without
 (``plain/``). Each has a base commit and a head commit whose run swaps the
 first two documents of every third question, so every slice moved and every
-slice's paired test runs. Measured from the repository's top with:
+slice's paired test runs. ``--gated N`` names the slices t0..t<N-1> in the
+config of both commits, each with thresholds (that always pass), so that
+every one is measured and gated (the schema allows 100). Measured from the
+repository's top with:
 
     python bench/slices.py /tmp/slices --questions 2000 --tags 50
     for d in plain tagged; do (cd /tmp/slices/$d && PYTHONPATH="$OLDPWD/check" /usr/bin/time -f "$d %U+%S s %M KB" \\
@@ -53,10 +56,16 @@ def _data(questions: int, tags: int, seed: int = 20261203):
     return corpus, gold, runs
 
 
-def _repo(folder: str, corpus: str, gold: list[dict], runs: list[dict], tagged: bool) -> None:
+def _config(gated: int) -> str:
+    """The config, naming the slices t0..t<gated-1> with thresholds that pass."""
+    rule = "{min_questions: 1, thresholds: {nDCG@10: {min: 0.0, max_drop: 1.0}}}"
+    return CONFIG + ("slices:\n" + "".join(f"  t{i}: {rule}\n" for i in range(gated)) if gated else "")
+
+
+def _repo(folder: str, corpus: str, gold: list[dict], runs: list[dict], tagged: bool, gated: int = 0) -> None:
     os.makedirs(folder)
     _git(folder, "init", "-q", "-b", "main")
-    _write(folder, ".rag-corpus-check.yml", CONFIG)
+    _write(folder, ".rag-corpus-check.yml", _config(gated if tagged else 0))
     _write(folder, "corpus.jsonl", corpus)
     lines = (q if tagged else {k: v for k, v in q.items() if k != "tags"} for q in gold)
     _write(folder, "gold.jsonl", "".join(json.dumps(q) + "\n" for q in lines))
@@ -74,10 +83,13 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--questions", type=int, default=2000)
     ap.add_argument("--tags", type=int, default=50, help="tags t0..t<n-1>, besides u0..u6 (each question has one of each)")
+    ap.add_argument("--gated", type=int, default=0, help="slices t0..t<n-1> named and gated in the config (<= --tags)")
     args = ap.parse_args()
+    if not 0 <= args.gated <= min(args.tags, 100):
+        ap.error("--gated must be between 0 and min(--tags, 100)")
     corpus, gold, runs = _data(args.questions, args.tags)
     _repo(os.path.join(args.out, "plain"), corpus, gold, runs, tagged=False)
-    _repo(os.path.join(args.out, "tagged"), corpus, gold, runs, tagged=True)
+    _repo(os.path.join(args.out, "tagged"), corpus, gold, runs, tagged=True, gated=args.gated)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,18 @@ commit, `--base`), as tests/test_yardstick.py plays its attacks.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import pytrec_eval
 import yaml
 
-from conftest import check, write
+from conftest import ROOT, check, write
 from rag_corpus_check.report.comment import RunInfo, load_results, render
+from support.github import parse_github_output
 from support.repos import commit
 
 CONFIG = ".rag-corpus-check.yml"
@@ -408,3 +413,109 @@ def test_every_new_schema_key_has_a_description():
              *entry["properties"]["views"]["items"]["properties"].values(),
              load_schema("results")["properties"]["queries"]["items"]["properties"]["tags"]]
     assert all(node.get("description") for node in nodes), [n for n in nodes if not n.get("description")]
+
+
+# ---------------------------------------------------------------- the display cap never drops a gated slice
+
+
+def many(n: int, prefix: str = "t") -> dict[str, list[str]]:
+    """``n`` new tags on the untagged questions q01, q02, q03, q06 (at most
+    20 a question), each tag on one question."""
+    names = [f"{prefix}{i:03d}" for i in range(n)]
+    return {("q01", "q02", "q03", "q06")[j]: names[i:i + 20] for j, i in enumerate(range(0, n, 20))}
+
+
+def named(tags: dict[str, list[str]]) -> dict:
+    """A slice rule for each of ``tags``' tags, one that can never fail."""
+    return {t: {"min_questions": 1, "thresholds": {"nDCG@5": 0}} for ts in tags.values() for t in ts}
+
+
+BILLING_REASON = "slice `billing`: `nDCG@5` is 0.1658, the threshold is 0.3"
+
+
+def test_fifty_new_slices_listed_first_do_not_push_the_base_billing_rule_out(kb, tmp_path, capsys):
+    """The attack: a PR breaks billing and lists 50 new slices (a bar of 0,
+    one question each) before `billing`. Every slice a config names is
+    measured and gated: the base's billing rule fails the PR."""
+    tag(kb)
+    configure(kb, BILLING)
+    base = commit(kb, "base: billing is a slice with its own bar")
+    extra = many(50)
+    tag(kb, extra)
+    configure(kb, {**named(extra), **BILLING})
+    stale(kb, *BILLING_ONLY)
+    commit(kb, "fifty new slices first, and withdraw the documents billing needs")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    assert results["rules_source"] == "base", text
+    assert code == 1 and any(r.startswith(BILLING_REASON) for r in reasons(text)), text
+    billing = slice_of(results, "billing")
+    assert billing["gated"] is True and billing["passed"] is False
+    names = [s["name"] for s in results["slices"]["slices"]]
+    assert names[0] == "billing" and len(names) == 54  # the base's rules first; 51 named + sla, ru, storage
+    assert (results["slices"]["left_out"], results["slices"]["left_out_tags"]) == (0, [])
+
+
+def test_a_base_config_gating_more_than_fifty_slices_gates_every_one(kb, tmp_path, capsys):
+    """The base's own config names 60 slices, `billing` last: it is gated
+    all the same, with a base and without one."""
+    extra = many(59)
+    tag(kb, {**TAGS, **extra})
+    configure(kb, {**named(extra), **BILLING})
+    base = commit(kb, "base: sixty slices")
+    stale(kb, *BILLING_ONLY)
+    commit(kb, "withdraw the documents billing needs")
+    code, text, results, _ = check(tmp_path / "pr", capsys, "--base", base)
+    assert code == 1 and any(r.startswith(BILLING_REASON) for r in reasons(text)), text
+    assert len(results["slices"]["slices"]) == 63 and results["slices"]["left_out_tags"] == []
+    code, text, results, _ = check(tmp_path / "alone", capsys)  # no base: the head's rules alone
+    assert code == 1 and any(r.startswith(BILLING_REASON) for r in reasons(text)), text
+    assert slice_of(results, "billing")["passed"] is False
+
+
+def test_tags_no_config_names_past_the_cap_are_listed_by_name(kb, tmp_path, capsys):
+    """Reported-only slices stop at MAX_SLICES (the named ones do not count
+    against it); the tags left out are listed in the results and summary."""
+    from rag_corpus_check.gate.slices import MAX_SLICES
+
+    extra = many(MAX_SLICES)
+    tag(kb, {**TAGS, **extra})
+    configure(kb, BILLING)
+    code, text, results, summary = check(tmp_path, capsys)
+    names = [s["name"] for s in results["slices"]["slices"]]
+    assert code == 0 and names[0] == "billing", text
+    assert len(names) == 1 + MAX_SLICES and results["slices"]["max_slices"] == MAX_SLICES
+    left_out = results["slices"]["left_out_tags"]
+    assert results["slices"]["left_out"] == len(left_out) == 3, results["slices"]  # 53 tags not named, 50 reported
+    assert set(left_out) | set(names) == {t for ts in {**TAGS, **extra}.values() for t in ts}
+    assert left_out == [f"t{i:03d}" for i in range(MAX_SLICES - 3, MAX_SLICES)]  # carried once: last by name
+    assert "Not shown: `t047`, `t048`, `t049`." in summary, summary.split("### Slices", 1)[1][-600:]
+
+
+def test_the_action_run_step_fails_the_fifty_slice_attack(kb, tmp_path):
+    """The same attack through the action's own entry point, as a
+    pull_request run: the run step exits 1 naming the billing slice."""
+    tag(kb)
+    configure(kb, BILLING)
+    base = commit(kb, "base")
+    extra = many(50)
+    tag(kb, extra)
+    configure(kb, {**named(extra), **BILLING})
+    stale(kb, *BILLING_ONLY)
+    head = commit(kb, "pr")
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"base-ref": base, "summary": "true"})
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"sha": head}, "base": {"sha": base}}}))
+    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(inputs), "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_OUTPUT": str(tmp_path / "output.txt"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
+           "GITHUB_SHA": head}
+    done = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "action_step.py"), "run"], cwd=kb, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    outputs = parse_github_output((tmp_path / "output.txt").read_text(encoding="utf-8"))
+    assert outputs["verdict"] == "fail", outputs
+    results = json.loads(Path(outputs["results-path"]).read_text(encoding="utf-8"))
+    assert results["rules_source"] == "base" and slice_of(results, "billing")["passed"] is False
+    assert BILLING_REASON in done.stdout + done.stderr

@@ -328,14 +328,14 @@ def merge_thresholds(base: list[Threshold], head: list[Threshold]) -> list[Thres
 
 def merge_slices(base: dict[str, SliceRule], head: dict[str, SliceRule]) -> dict[str, SliceRule]:
     """The base's slice rules, each tightened by the head's (thresholds as
-    :func:`merge_thresholds`, the lower min_questions), plus the head's new
+    :func:`merge_thresholds`, the lower min_questions), then the head's new
     ones. A rule only the base has keeps no line of the head's config."""
-    merged = dict(head)
-    for tag, b in base.items():
-        h = head.get(tag)
-        if h is None:
-            merged[tag] = SliceRule(b.thresholds, b.min_questions, None)
-            continue
-        merged[tag] = SliceRule(tuple(merge_thresholds(list(b.thresholds), list(h.thresholds))),
-                                min(b.min_questions, h.min_questions), h.line)
-    return merged
+    merged = {tag: _tightened(b, head.get(tag)) for tag, b in base.items()}
+    return merged | {tag: h for tag, h in head.items() if tag not in base}
+
+
+def _tightened(b: SliceRule, h: SliceRule | None) -> SliceRule:
+    if h is None:
+        return SliceRule(b.thresholds, b.min_questions, None)
+    return SliceRule(tuple(merge_thresholds(list(b.thresholds), list(h.thresholds))),
+                     min(b.min_questions, h.min_questions), h.line)

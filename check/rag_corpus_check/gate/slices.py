@@ -24,8 +24,11 @@ from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, means
 if TYPE_CHECKING:  # the comparison is imported where a base was compared
     from rag_corpus_check.gate.compare import Delta, View
 
-# Slices reported: those the config names, then the largest others. Each
-# compared slice costs a paired test per measure and gold set (~10 ms each).
+# Slices reported: every one the config names (each is measured, and gated
+# when it has thresholds; the schema allows 100 a config, so 200 with the
+# base's rules), then at most MAX_SLICES others, the largest. The cap is for
+# display only: it never drops a slice that has rules. Each compared slice
+# costs a paired test per measure and gold set (~10 ms each).
 MAX_SLICES = 50
 
 Tags = dict[str, tuple[str, ...]]  # question id -> its tags
@@ -86,10 +89,11 @@ def questions(n: int) -> str:
 
 @dataclass
 class Slices:
-    """The slices reported, and how many tags were left out (MAX_SLICES)."""
+    """The slices reported, and the tags left out (no config names them, and
+    MAX_SLICES others were reported)."""
 
     results: list[SliceResult] = field(default_factory=list)
-    left_out: int = 0
+    left_out: list[str] = field(default_factory=list)
 
 
 def carriers(tags: Tags) -> Counter:
@@ -97,15 +101,16 @@ def carriers(tags: Tags) -> Counter:
     return Counter(t for ts in tags.values() for t in ts)
 
 
-def slice_names(cfg: Config, *tag_maps: Tags) -> tuple[list[str], int]:
-    """The slices to report (those the config names first, then the most
-    carried, each by name within its count) and how many were left out."""
+def slice_names(cfg: Config, *tag_maps: Tags) -> tuple[list[str], list[str]]:
+    """The slices to measure: every one the config names (with the base's
+    rules, the base's first), however many; then of the tags it does not
+    name, the MAX_SLICES most carried (each by name within its count). And
+    the tags left out, in the same order."""
     counts: Counter = Counter()
     for tags in tag_maps:
         counts |= carriers(tags)
     others = sorted(set(counts) - set(cfg.slices), key=lambda t: (-counts[t], natural_key(t)))
-    names = list(cfg.slices) + others
-    return names[:MAX_SLICES], max(0, len(names) - MAX_SLICES)
+    return list(cfg.slices) + others[:MAX_SLICES], others[MAX_SLICES:]
 
 
 def unknown_slices(cfg: Config, tags: Tags, problems: P.Problems) -> None:

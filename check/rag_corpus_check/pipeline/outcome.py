@@ -51,7 +51,7 @@ class BaseResult:
     comparison: Comparison | None = None
     rankings: dict[str, list[str]] | None = None  # the base's, as evaluated (for `rag-corpus-check pool`)
     slice_views: dict | None = None  # slice -> its base → head views (gate.slices.compare_slices)
-    slices_left_out: int = 0  # tags of the head's or the base's gold set not reported (gate.slices.MAX_SLICES)
+    slices_left_out: list[str] = field(default_factory=list)  # tags of either gold set not reported (gate.slices.slice_names)
 
 
 @dataclass

@@ -29,8 +29,8 @@ def slices_json(out: Outcome) -> dict | None:
     """The `slices` of the results file (None: nothing was measured)."""
     if out.slices is None:
         return None
-    return {"slices": list(map(_slice_json, out.slices.results)), "left_out": out.slices.left_out,
-            "max_slices": MAX_SLICES}
+    return {"slices": list(map(_slice_json, out.slices.results)), "left_out": len(out.slices.left_out),
+            "left_out_tags": out.slices.left_out, "max_slices": MAX_SLICES}
 
 
 def _slice_json(s: SliceResult) -> dict:
@@ -174,8 +174,17 @@ def _delta_cells(v: View, measures: list) -> list[str]:
     return [_delta_cell(by[m]) if m in by else "—" for m in measures]
 
 
+# The summary names this many of the tags left out; the results file, all.
+SHOWN_LEFT_OUT = 100
+
+
 def _left_out(s: Summary, out: Outcome) -> None:
-    left_out = out.slices.left_out if out.slices is not None else 0
-    if left_out:
-        s.para(f"{left_out} more tags are not shown (at most {MAX_SLICES} slices: those the config names, then the "
-               "most carried).")
+    """The tags no config names that are past MAX_SLICES, by name."""
+    left_out = out.slices.left_out if out.slices is not None else []
+    if not left_out:
+        return
+    names = ", ".join(f"`{safe_text(t, 64)}`" for t in left_out[:SHOWN_LEFT_OUT])
+    rest = len(left_out) - SHOWN_LEFT_OUT
+    more = f", and {rest} more (every one under `slices.left_out_tags` in the results file)" if rest > 0 else ""
+    s.para(f"{len(left_out)} more tags are not shown: no config names them, and {MAX_SLICES} slices of such tags "
+           f"(the most carried) are shown; every slice a config names is shown and gated. Not shown: {names}{more}.")
