@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.core.text import natural_key
-from rag_corpus_check.gate.bootstrap import Interval, add_intervals
+from rag_corpus_check.gate.bootstrap import Interval, add_intervals, resamples_for
 from rag_corpus_check.gate.terms import (  # the comparison's terms (defined there: a check without a base needs them too)
     BASE_GOLD,
     HEAD_GOLD,
@@ -213,6 +213,30 @@ def view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult],
     changes = [c for b, h in pairs if (c := _change(b, h, rule.measure)) is not None]
     out.over_limit = sorted((c for c in changes if -c.delta > rule.max_drop + TOLERANCE), key=_most_dropped)
     return out
+
+
+def comparison_work(base: Evaluation, head: Evaluation, head_on_base_gold: Evaluation | None) -> int:
+    """The resampling work :func:`compare` and the views' bounds
+    (:func:`label_debt.view_bounds`) take (:mod:`budget`'s units): per gold
+    set, each tested measure's sign flips and paired draws, and each
+    bounded measure's bound on both sides, over the paired questions."""
+    bq = {q.query_id: q for q in base.queries}
+    heads = [head] + ([head_on_base_gold] if head_on_base_gold is not None else [])
+    total = 0
+    for evaluation in heads:
+        hq = {q.query_id: q for q in evaluation.queries}
+        total += _view_work([(bq[q], hq[q]) for q in _paired(bq, hq)])
+    return total
+
+
+def _view_work(pairs: list[tuple[QueryResult, QueryResult]]) -> int:
+    if not pairs:
+        return 0
+    n, bl, hl = len(pairs), [b for b, _ in pairs], [h for _, h in pairs]
+    measures = [m for m in hl[0].values if m in bl[0].values]
+    tested = sum(1 for m in measures if all(q.values.get(m) is not None for q in (*bl, *hl)))
+    bounded = sum(1 for m in measures if m.name != "Judged")
+    return tested * n * (permutations_for(n) + 2 * resamples_for(n)) + 2 * n * bounded
 
 
 def _deltas(pairs: list[tuple[QueryResult, QueryResult]]) -> list[Delta]:
