@@ -120,7 +120,7 @@ def test_the_comparison_is_charged_before_it_is_run(tmp_path, monkeypatch):
     assert out.exit_code == 2
     [problem] = [p for p in out.problems.errors]
     assert problem.kind == "limit" and "the comparison with the base: " in problem.message
-    assert out.resampling is not None and list(out.resampling.spent) == ["the means"]
+    assert out.resampling is not None and out.resampling.spent == {} and out.intervals == {}  # nothing after it
 
 
 def test_a_lower_budget_may_be_set_a_higher_one_needs_a_reason(tmp_path):
@@ -147,15 +147,15 @@ class Counter:
         means, flips, bounds = bootstrap.resampled_means, compare.paired_randomization, label_debt.bound_values
 
         def counted_means(columns, resamples, seed=bootstrap.SEED):
-            self.units["bootstrap"] += len(columns) * len(columns[0]) * resamples
+            self.units["bootstrap"] += budget.units(resamples, len(columns[0]), len(columns))
             return means(columns, resamples, seed)
 
         def counted_flips(base, head, seed=compare.SEED, permutations=compare.PERMUTATIONS):
-            self.units["sign flips"] += len(base) * permutations
+            self.units["sign flips"] += budget.units(permutations, len(base))
             return flips(base, head, seed, permutations)
 
         def counted_bounds(gold, rankings, measures, scale, other=None):
-            self.units["bounds"] += len(gold) * budget.bounded(measures)
+            self.units["bounds"] += len(gold) * budget.BOUND * budget.bounded(measures)
             return bounds(gold, rankings, measures, scale, other)
 
         monkeypatch.setattr(bootstrap, "resampled_means", counted_means)
@@ -186,3 +186,20 @@ def test_the_planned_work_is_the_work_done_with_a_base_and_slices(tmp_path, monk
     assert min(counter.units.values()) > 0
     assert out.resampling.total == counter.total
     assert set(out.resampling.spent) == {"the means", "the comparison with the base", "the slices' paired tests"}
+
+
+def test_more_distinct_measures_than_the_cap_is_a_limit_problem(tmp_path):
+    """Each slice may name 50 thresholds: the distinct measures of all of
+    them together are capped too."""
+    from rag_corpus_check.config.load import MAX_MEASURES
+
+    slices = "".join(f"  t{s}:\n    thresholds: {{" + ", ".join(f"P@{100 + 50 * s + j}: 0" for j in range(50)) + "}\n"
+                     for s in range(3))
+    _tree(tmp_path / "t", _thresholds(20) + "slices:\n" + slices)
+    code, results = _check(tmp_path / "t")
+    assert code == 2
+    [problem] = results["problems"]
+    assert (problem["kind"], problem["line"]) == ("limit", 27)
+    assert problem["message"].startswith(f"the config names 173 distinct measures (the headline ones, `thresholds:`, "
+                                         f"`measures:`, slice thresholds and `per_question` together), more than the "
+                                         f"{MAX_MEASURES} the check computes")

@@ -52,6 +52,13 @@ BOUND_LIMITS = tuple(f.name for f in dataclasses.fields(Bounds))
 LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS + (budget.LIMIT,)
 
 
+def limit_default(name: str) -> int:
+    """The default of one of LIMIT_NAMES."""
+    if name == budget.LIMIT:
+        return budget.PER_BYTE
+    return getattr(Limits if name in FILE_LIMITS else Bounds, name)
+
+
 @dataclass(frozen=True)
 class Threshold:
     measure: Measure
@@ -70,6 +77,11 @@ class PerQuestion:
 
 
 SLICE_MIN_QUESTIONS = 10  # `slices.<tag>.min_questions` by default
+# Distinct measures a config may have computed (the headline ones, thresholds,
+# `measures:`, slice thresholds, per_question): the schema caps each list at
+# 50, this their union (slices could name 50 new ones each). Real configs
+# name fewer than 20.
+MAX_MEASURES = 120
 
 
 @dataclass(frozen=True)
@@ -312,7 +324,21 @@ def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
     cfg.reported = list(filter(None, listed))
     cfg.per_question = _per_question(cfg, doc, problems)
     slices_ok = _slices(cfg, doc, problems)
-    return None not in named.values() and None not in listed and cfg.per_question is not None and slices_ok
+    ok = None not in named.values() and None not in listed and cfg.per_question is not None and slices_ok
+    return ok and _few_measures(cfg, doc, problems)
+
+
+def _few_measures(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+    """At most :data:`MAX_MEASURES` distinct measures in all (a limit problem)."""
+    n = len(cfg.measures())
+    if n <= MAX_MEASURES:
+        return True
+    where = next((key for key in ("slices", "measures", "thresholds") if key in doc), "thresholds")
+    problems.add(P.LIMIT, f"the config names {n} distinct measures (the headline ones, `thresholds:`, `measures:`, "
+                 f"slice thresholds and `per_question` together), more than the {MAX_MEASURES} the check computes: "
+                 "each is evaluated, bootstrapped and, with --base, tested on every gold set and slice — name "
+                 "fewer", file=cfg.path_display, line=line_of(doc, [where]))
+    return False
 
 
 def _slices(cfg: Config, doc: dict, problems: P.Problems) -> bool:

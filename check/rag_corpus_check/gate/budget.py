@@ -6,8 +6,9 @@ Each of them repeats work per measure (and per gold set, and per slice):
 a config that names many measures, or a gold set with many tags, would
 multiply it. The work is counted in units of one question's value taken
 once: in one bootstrap draw (draws x questions x columns), in one sign
-flip of a paired test (sign flips x questions), or in one label-debt bound
-(questions x measures x sides). The check plans the work of a stage from
+flip of a paired test (sign flips x questions); a draw or sign flip counts
+at least :data:`SMALLEST` questions, and a label-debt bound :data:`BOUND`
+units a question and measure (questions x measures x sides). The check plans the work of a stage from
 the counts alone and charges it before the stage runs — the head's means
 (:func:`head_work`), then with a base the whole comparison
 (:func:`comparison_work`: every gold set's deltas and bounds, every
@@ -18,7 +19,7 @@ The budget grows with the input, as the retrieval's does: :data:`FLOOR`
 plus ``limits.max_resampling_work_per_byte`` per byte of the input files as
 stored (corpus, gold files, queries, run, vectors). One unit is a few ns
 (bench/dos.py's cost cases: see docs/hostile-input.md), so an input of
-1 MB may resample for a few CPU-seconds and a real gold set (well under
+1 MB (400,000,000 units) may resample for a few CPU-seconds and a real gold set (well under
 20 measures) uses a small part of its budget.
 """
 
@@ -36,8 +37,20 @@ if TYPE_CHECKING:
     from rag_corpus_check.metrics.evaluate import Evaluation
 
 LIMIT = "max_resampling_work_per_byte"
-PER_BYTE = 1000  # the default of limits.max_resampling_work_per_byte
-FLOOR = 250_000_000  # units every input may take whatever its size (~1 CPU-s)
+PER_BYTE = 200  # the default of limits.max_resampling_work_per_byte
+FLOOR = 200_000_000  # units every input may take whatever its size (~2 CPU-s)
+# A unit costs ~2-40 ns (measured: numpy's bootstrap sums ~2-9 ns a value,
+# a sign flip ~16-40 ns a question). A draw or a sign flip has a fixed cost
+# too (~1 µs: as much as SMALLEST questions), and a label-debt bound scores
+# a question in Python (~12 µs a measure at k <= 50: BOUND units).
+SMALLEST = 64
+BOUND = 500
+
+
+def units(draws: int, questions: int, columns: int = 1) -> int:
+    """The work of ``draws`` bootstrap draws or sign flips of ``questions``
+    questions for each of ``columns`` measures (none without a question)."""
+    return draws * max(questions, SMALLEST) * columns if questions else 0
 
 
 @dataclass
@@ -46,6 +59,7 @@ class Ledger:
 
     allowed: int
     spent: dict[str, int] = field(default_factory=dict)
+    refused: bool = False  # a stage was over the budget (a limit problem): nothing more is resampled
 
     @property
     def total(self) -> int:
@@ -77,13 +91,15 @@ def head_work(evaluation: Evaluation) -> int:
     """The work of the means' intervals and bounds (:func:`uncertainty.head_uncertainty`)."""
     n = evaluation.counted
     measures = list(evaluation.means)
-    return (resamples_for(n) * n * len(measures) if n else 0) + n * bounded(measures)
+    return units(resamples_for(n), n, len(measures)) + n * BOUND * bounded(measures)
 
 
 def charge(cfg: Config, ledger: Ledger, problems: P.Problems, stage: str, work: int) -> bool:
     """Charge ``work`` to ``stage``; False (and a ``limit`` problem) when the
     total would pass the budget — the stage is then not run."""
     planned = ledger.total + work
+    if ledger.refused:
+        return False
     if planned <= ledger.allowed:
         ledger.spent[stage] = ledger.spent.get(stage, 0) + work
         return True
@@ -94,4 +110,5 @@ def charge(cfg: Config, ledger: Ledger, problems: P.Problems, stage: str, work: 
                  "value in one bootstrap draw, sign flip or bound, for each measure, gold set and slice — name "
                  "fewer measures (`thresholds:`, `measures:`, slice thresholds) or tag the questions with "
                  "fewer tags", file=cfg.path_display)
+    ledger.refused = True
     return False

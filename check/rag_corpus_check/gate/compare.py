@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.core.text import natural_key
 from rag_corpus_check.gate.bootstrap import Interval, add_intervals, resamples_for
+from rag_corpus_check.gate.budget import BOUND, units
 from rag_corpus_check.gate.terms import (  # the comparison's terms (defined there: a check without a base needs them too)
     BASE_GOLD,
     HEAD_GOLD,
@@ -234,9 +235,14 @@ def _view_work(pairs: list[tuple[QueryResult, QueryResult]]) -> int:
         return 0
     n, bl, hl = len(pairs), [b for b, _ in pairs], [h for _, h in pairs]
     measures = [m for m in hl[0].values if m in bl[0].values]
-    tested = sum(1 for m in measures if all(q.values.get(m) is not None for q in (*bl, *hl)))
+    tested = sum(1 for m in measures if m not in undefined((*bl, *hl)))
     bounded = sum(1 for m in measures if m.name != "Judged")
-    return tested * n * (permutations_for(n) + 2 * resamples_for(n)) + 2 * n * bounded
+    return units(permutations_for(n) + 2 * resamples_for(n), n, tested) + 2 * n * BOUND * bounded
+
+
+def undefined(rows) -> set[Measure]:
+    """The measures some of ``rows`` (QueryResults) has no value of."""
+    return {m for q in rows if None in q.values.values() for m, v in q.values.items() if v is None}
 
 
 def _deltas(pairs: list[tuple[QueryResult, QueryResult]]) -> list[Delta]:

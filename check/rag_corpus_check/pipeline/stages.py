@@ -319,8 +319,9 @@ def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
 def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> None:
     """The thresholds against the means; with a base compared, also against
     the head's means judged by the base's gold set, the max_drops against
-    the paired means of each gold set, and the per-question rule."""
-    if out.evaluation is None:
+    the paired means of each gold set, and the per-question rule. Nothing
+    after a stage over the resampling budget (a limit problem)."""
+    if out.evaluation is None or (out.resampling is not None and out.resampling.refused):
         return
     _slices(cfg, out)
     add_uncertainty(cfg, out, comparison)
