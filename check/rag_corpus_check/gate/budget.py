@@ -33,8 +33,11 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate.bootstrap import resamples_for
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rag_corpus_check.config.load import Config
-    from rag_corpus_check.metrics.evaluate import Evaluation
+    from rag_corpus_check.metrics.evaluate import Evaluation, QueryResult
+    from rag_corpus_check.metrics.measures import Measure
 
 LIMIT = "max_resampling_work_per_byte"
 PER_BYTE = 200  # the default of limits.max_resampling_work_per_byte
@@ -92,6 +95,39 @@ def head_work(evaluation: Evaluation) -> int:
     n = evaluation.counted
     measures = list(evaluation.means)
     return units(resamples_for(n), n, len(measures)) + n * BOUND * bounded(measures)
+
+
+def comparison_work(base: Evaluation, head: Evaluation, head_on_base_gold: Evaluation | None) -> int:
+    """The resampling work :func:`compare.compare` and the views' bounds
+    (:func:`label_debt.view_bounds`) take: per gold
+    set, each tested measure's sign flips and paired draws, and each
+    bounded measure's bound on both sides, over the paired questions."""
+    from rag_corpus_check.gate.compare import paired_ids  # the questions compare() pairs
+
+    bq = {q.query_id: q for q in base.queries}
+    heads = [head] + ([head_on_base_gold] if head_on_base_gold is not None else [])
+    total = 0
+    for evaluation in heads:
+        hq = {q.query_id: q for q in evaluation.queries}
+        total += _view_work([(bq[q], hq[q]) for q in paired_ids(bq, hq)])
+    return total
+
+
+def _view_work(pairs: list[tuple[QueryResult, QueryResult]]) -> int:
+    from rag_corpus_check.gate.compare import permutations_for
+
+    if not pairs:
+        return 0
+    n, bl, hl = len(pairs), [b for b, _ in pairs], [h for _, h in pairs]
+    measures = [m for m in hl[0].values if m in bl[0].values]
+    missing = undefined((*bl, *hl))
+    tested = sum(1 for m in measures if m not in missing)
+    return units(permutations_for(n) + 2 * resamples_for(n), n, tested) + 2 * n * BOUND * bounded(measures)
+
+
+def undefined(rows: Iterable[QueryResult]) -> set[Measure]:
+    """The measures some of ``rows`` (QueryResults) has no value of."""
+    return {m for q in rows if None in q.values.values() for m, v in q.values.items() if v is None}
 
 
 def charge(cfg: Config, ledger: Ledger, problems: P.Problems, stage: str, work: int) -> bool:

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.core.text import natural_key
-from rag_corpus_check.gate.bootstrap import Interval, add_intervals, resamples_for
-from rag_corpus_check.gate.budget import BOUND, units
+from rag_corpus_check.gate.bootstrap import Interval, add_intervals
 from rag_corpus_check.gate.terms import (  # the comparison's terms (defined there: a check without a base needs them too)
     BASE_GOLD,
     HEAD_GOLD,
@@ -196,7 +195,7 @@ def compare(base: Side, head: Side, rule: Rule, base_rev: str, base_sha: str,
         on_base = {q.query_id: q for q in head_on_base_gold.queries}
         out.base_gold = view(BASE_GOLD, bq, on_base, (base.run, head.run), base.gold, rule)
     out.added, out.removed = sorted(set(hq) - set(bq), key=natural_key), sorted(set(bq) - set(hq), key=natural_key)
-    _what_changed(out, base, head, _paired(bq, hq), rule)
+    _what_changed(out, base, head, paired_ids(bq, hq), rule)
     out.unjudged_new_docs = unjudged_new_documents(base, head, rule.key.k or 0)
     out.new_chunks = new_chunks_of_labelled(base, head)
     return out
@@ -207,42 +206,13 @@ def view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult],
          rule: Rule) -> View:
     """One :class:`View`: ``runs`` are (base, head) rankings, ``grades`` the
     labels the per-question moves are read against."""
-    pairs = [(bq[q], hq[q]) for q in _paired(bq, hq)]
+    pairs = [(bq[q], hq[q]) for q in paired_ids(bq, hq)]
     out = View(gold, _deltas(pairs), paired=len(pairs))
     out.questions = sorted((_question(b, h, rule.key, runs, grades, rule.min_grade) for b, h in pairs),
                            key=_most_dropped)
     changes = [c for b, h in pairs if (c := _change(b, h, rule.measure)) is not None]
     out.over_limit = sorted((c for c in changes if -c.delta > rule.max_drop + TOLERANCE), key=_most_dropped)
     return out
-
-
-def comparison_work(base: Evaluation, head: Evaluation, head_on_base_gold: Evaluation | None) -> int:
-    """The resampling work :func:`compare` and the views' bounds
-    (:func:`label_debt.view_bounds`) take (:mod:`budget`'s units): per gold
-    set, each tested measure's sign flips and paired draws, and each
-    bounded measure's bound on both sides, over the paired questions."""
-    bq = {q.query_id: q for q in base.queries}
-    heads = [head] + ([head_on_base_gold] if head_on_base_gold is not None else [])
-    total = 0
-    for evaluation in heads:
-        hq = {q.query_id: q for q in evaluation.queries}
-        total += _view_work([(bq[q], hq[q]) for q in _paired(bq, hq)])
-    return total
-
-
-def _view_work(pairs: list[tuple[QueryResult, QueryResult]]) -> int:
-    if not pairs:
-        return 0
-    n, bl, hl = len(pairs), [b for b, _ in pairs], [h for _, h in pairs]
-    measures = [m for m in hl[0].values if m in bl[0].values]
-    tested = sum(1 for m in measures if m not in undefined((*bl, *hl)))
-    bounded = sum(1 for m in measures if m.name != "Judged")
-    return units(permutations_for(n) + 2 * resamples_for(n), n, tested) + 2 * n * BOUND * bounded
-
-
-def undefined(rows) -> set[Measure]:
-    """The measures some of ``rows`` (QueryResults) has no value of."""
-    return {m for q in rows if None in q.values.values() for m, v in q.values.items() if v is None}
 
 
 def _deltas(pairs: list[tuple[QueryResult, QueryResult]]) -> list[Delta]:
@@ -272,7 +242,7 @@ def _relabelled_and_reranked(labels: list[dict], common: list[str], base: Side, 
     return [q for q in common if q in relabelled and base.run.get(q) != head.run.get(q)]
 
 
-def _paired(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
+def paired_ids(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
     """The questions measured in both revisions (status ok in both)."""
     return sorted((q for q in hq if q in bq and hq[q].status == OK and bq[q].status == OK), key=natural_key)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.config.load import Config, SliceRule
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import natural_key, safe_text
-from rag_corpus_check.gate.budget import units
+from rag_corpus_check.gate.budget import undefined, units
 from rag_corpus_check.gate.terms import BASE_GOLD, HEAD_GOLD, MIN_PERMUTATIONS, TOLERANCE
 from rag_corpus_check.gate.thresholds import ThresholdResult, apply_thresholds
 from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, means
@@ -219,8 +219,6 @@ def _permutations(questions: int) -> int:
 
 def _work(pairs: list[tuple[QueryResult, QueryResult]]) -> int:
     """The sign flips of :func:`_delta` over ``pairs``, for every measure it tests."""
-    from rag_corpus_check.gate.compare import undefined
-
     measures = list(pairs[0][1].values) if pairs else []
     missing = undefined(r for pair in pairs for r in pair)
     tested = sum(1 for m in measures if m not in missing)

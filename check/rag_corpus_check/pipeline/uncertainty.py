@@ -101,13 +101,12 @@ def charge_head(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
 def charge_comparison(cfg: Config, out: Outcome, sides: tuple[Side, Side], on_base_gold: Evaluation,
                       tags: tuple[Tags, Tags], names: list[str]) -> bool:
     """Charge the whole comparison before any of it is taken: every gold
-    set's paired tests, intervals and bounds (:func:`compare.comparison_work`)
+    set's paired tests, intervals and bounds (:func:`budget.comparison_work`)
     and every slice's tests (:func:`slices.slices_work`)."""
-    from rag_corpus_check.gate.compare import comparison_work
     from rag_corpus_check.gate.slices import slices_work
 
     base, head = sides
-    whole = comparison_work(base.evaluation, head.evaluation, on_base_gold)
+    whole = budget.comparison_work(base.evaluation, head.evaluation, on_base_gold)
     parts = slices_work(base.evaluation, head.evaluation, on_base_gold, tags, names)
     problems, book = out.problems, ledger(cfg, out)
     return (budget.charge(cfg, book, problems, "the comparison with the base", whole)
