@@ -203,3 +203,16 @@ def test_more_distinct_measures_than_the_cap_is_a_limit_problem(tmp_path):
     assert problem["message"].startswith(f"the config names 173 distinct measures (the headline ones, `thresholds:`, "
                                          f"`measures:`, slice thresholds and `per_question` together), more than the "
                                          f"{MAX_MEASURES} the check computes")
+
+
+def test_the_bundled_example_is_well_within_the_budget(repo):
+    """The example's check plans a small part of its budget, also with
+    a base (its comparison planned as if compared with itself)."""
+    from rag_corpus_check.gate.slices import slice_names, slices_work
+
+    out = run_check(str(repo), str(repo / ".rag-corpus-check.yml"))
+    assert out.exit_code == 0 and out.resampling is not None and out.evaluation is not None and out.gold is not None
+    ev, tags = out.evaluation, out.gold.tags()
+    names, _ = slice_names(out.config, tags)
+    compared = budget.comparison_work(ev, ev, ev) + slices_work(ev, ev, ev, (tags, tags), names)
+    assert out.resampling.total + compared < out.resampling.allowed / 10
