@@ -288,7 +288,15 @@ def cost_at_budget(out: str) -> None:
     _cost_repo(os.path.join(out, "cost-at-budget"), config, 1000, 0, pad=25_000)
 
 
-COST_CASES = (cost_thresholds, cost_measures_slices, cost_at_budget)
+def cost_many_questions(out: str) -> None:
+    """1 MB: 6,000 questions and the 103 measures of `cost-measures-slices`
+    (each question's measures are taken before the budget can be planned)."""
+    config = ("thresholds:\n" + "".join(f"  P@{j}: 0\n" for j in range(2, 52))
+              + "measures: [" + ", ".join(f"R@{j}" for j in range(2, 52)) + "]\n")
+    _cost_repo(os.path.join(out, "cost-many-questions"), config, 6000, 0)
+
+
+COST_CASES = (cost_thresholds, cost_measures_slices, cost_at_budget, cost_many_questions)
 
 CASES = {f.__name__.replace("_", "-"): f for f in COST_CASES}
 CASES |= {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,

@@ -120,7 +120,8 @@ def test_the_comparison_is_charged_before_it_is_run(tmp_path, monkeypatch):
     assert out.exit_code == 2
     [problem] = [p for p in out.problems.errors]
     assert problem.kind == "limit" and "the comparison with the base: " in problem.message
-    assert out.resampling is not None and out.resampling.spent == {} and out.intervals == {}  # nothing after it
+    assert out.resampling is not None and list(out.resampling.spent) == ["the means"]
+    assert out.intervals == {}  # charged, but nothing is taken after a stage over the budget
 
 
 def test_a_lower_budget_may_be_set_a_higher_one_needs_a_reason(tmp_path):
@@ -216,3 +217,15 @@ def test_the_bundled_example_is_well_within_the_budget(repo):
     names, _ = slice_names(out.config, tags)
     compared = budget.comparison_work(ev, ev, ev) + slices_work(ev, ev, ev, (tags, tags), names)
     assert out.resampling.total + compared < out.resampling.allowed / 10
+
+
+def test_with_a_base_the_means_are_charged_before_the_base_is_measured(tmp_path, monkeypatch):
+    root, base = _repo(tmp_path, _thresholds(20))
+    monkeypatch.setattr(budget, "allowed", lambda cfg: 1000)
+    measured = []
+    import rag_corpus_check.base.head_vs_base as hvb
+
+    monkeypatch.setattr(hvb, "_compare", lambda *args: measured.append(args))
+    out = _with_base(root, base)
+    assert out.exit_code == 2 and measured == []
+    assert [p.kind for p in out.problems.errors] == ["limit"] and "the means: " in out.problems.errors[0].message

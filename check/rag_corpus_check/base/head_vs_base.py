@@ -30,7 +30,7 @@ from rag_corpus_check.pipeline.stages import (
     input_sources,
     measure,
 )
-from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison
+from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 
 
@@ -67,7 +67,9 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     exported = _export_base(tree, base_cfg, out)
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
     with measure(root, cfg, out, options, also_rank) as head:
-        comparison = _compare(cfg, base_cfg, tree, out, head) if exported and out.evaluation is not None else None
+        # the head's means charged before the base is measured: over the budget, the base is not
+        ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
+        comparison = _compare(cfg, base_cfg, tree, out, head) if ready else None
         gate(cfg, out, comparison)
     return decide(out)
 

@@ -63,6 +63,7 @@ class Ledger:
     allowed: int
     spent: dict[str, int] = field(default_factory=dict)
     refused: bool = False  # a stage was over the budget (a limit problem): nothing more is resampled
+    means_of: object | None = None  # the evaluation whose means' work is charged (once)
 
     @property
     def total(self) -> int:

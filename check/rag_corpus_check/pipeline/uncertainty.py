@@ -94,8 +94,15 @@ def ledger(cfg: Config, out: Outcome) -> budget.Ledger:
 
 
 def charge_head(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
-    """Charge the means' intervals and bounds; False (a ``limit`` problem) over the budget."""
-    return budget.charge(cfg, ledger(cfg, out), out.problems, "the means", budget.head_work(evaluation))
+    """Charge the means' intervals and bounds of ``evaluation`` (once);
+    False (a ``limit`` problem) over the budget."""
+    book = ledger(cfg, out)
+    if book.means_of is evaluation:
+        return True
+    if not budget.charge(cfg, book, out.problems, "the means", budget.head_work(evaluation)):
+        return False
+    book.means_of = evaluation
+    return True
 
 
 def charge_comparison(cfg: Config, out: Outcome, sides: tuple[Side, Side], on_base_gold: Evaluation,
