@@ -6,7 +6,8 @@ config (``.rag-corpus-check.yml``) — the attacks and the worst cases of docs/p
     for d in /tmp/dos/*/; do (cd "$d" && PYTHONPATH="$OLDPWD/check" /usr/bin/time -f "$d %U+%S s %M KB" \\
         python -m rag_corpus_check --quiet --no-github --output out/r.json --summary-file out/s.md); done
 
-Same arguments, same bytes.
+Same arguments, same bytes. The `cost-*` cases are git repositories with a
+base commit: run them also with `--base "$(cat .git/BASE)"`.
 """
 
 from __future__ import annotations
@@ -259,7 +260,83 @@ def hybrid_ties(out: str) -> None:
     dense_ties(out, kind="hybrid")
 
 
-CASES = {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
+# ---------------------------------------------------------------- resampling: measures x slices x questions
+
+
+def _cost_tree(folder: str, config: str, questions: int, tags: int, seed: int, pad: int = 0) -> None:
+    """A corpus of 30 documents (``pad`` bytes of text each), ``questions``
+    questions with ``tags`` tags each and a run (``seed``: which system)."""
+    rnd = random.Random(seed)
+    docs = [f"d{i}" for i in range(30)]
+    _write(folder, "corpus.jsonl", "".join(json.dumps({"id": d, "text": f"document {d} " + "x" * pad}) + "\n"
+                                           for d in docs))
+    _write(folder, "gold.jsonl", "".join(json.dumps({"query_id": f"q{i}", "relevant": {f"d{i % 30}": 1},
+                                                     "tags": [f"t{j}" for j in range(tags)]}) + "\n"
+                                         for i in range(questions)))
+    _write(folder, "run.jsonl", "".join(json.dumps({"query_id": f"q{i}", "ranking": rnd.sample(docs, 10)}) + "\n"
+                                        for i in range(questions)))
+    _write(folder, ".rag-corpus-check.yml", "version: 1\nk: 1\ncorpus: corpus.jsonl\ngold: gold.jsonl\n"
+                                            "run: run.jsonl\n" + config)
+
+
+def _cost_repo(folder: str, config: str, questions: int, tags: int, pad: int = 0) -> None:
+    """:func:`_cost_tree` as a git repository: a base commit and a head
+    commit (another run); the base's sha in ``BASE`` for ``--base``."""
+    import subprocess
+
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "b",
+           "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True, text=True).stdout
+
+    _cost_tree(folder, config, questions, tags, seed=1, pad=pad)
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    base = git("rev-parse", "HEAD").strip()
+    _cost_tree(folder, config, questions, tags, seed=2, pad=pad)
+    git("commit", "-qam", "head")
+    with open(os.path.join(folder, ".git", "BASE"), "w") as f:  # out of the tree: `--base $(cat .git/BASE)`
+        f.write(base + "\n")
+
+
+def cost_thresholds(out: str) -> None:
+    """1,000 thresholds `P@j: 0` (11 KB of config), 200 questions; a git
+    repository: run with and without `--base $(cat .git/BASE)`."""
+    config = "thresholds:\n" + "".join(f"  P@{j}: 0\n" for j in range(1, 1001))
+    _cost_repo(os.path.join(out, "cost-thresholds"), config, 200, 0)
+
+
+def cost_measures_slices(out: str) -> None:
+    """The most the caps allow: 50 thresholds and 50 `measures:` (103
+    measures with the headline ones), 1,000 questions with 20 tags each
+    (200 KB of gold); a git repository, with and without `--base`."""
+    config = ("thresholds:\n" + "".join(f"  P@{j}: 0\n" for j in range(2, 52))
+              + "measures: [" + ", ".join(f"R@{j}" for j in range(2, 52)) + "]\n")
+    _cost_repo(os.path.join(out, "cost-measures-slices"), config, 1000, 20)
+
+
+def cost_at_budget(out: str) -> None:
+    """0.9 MB (a corpus padded to 750 KB), 1,000 questions and 7 thresholds
+    (11 measures): with `--base`, 79 % of the default resampling budget of
+    its size."""
+    config = "thresholds:\n" + "".join(f"  P@{j}: 0\n" for j in range(2, 9))
+    _cost_repo(os.path.join(out, "cost-at-budget"), config, 1000, 0, pad=25_000)
+
+
+def cost_many_questions(out: str) -> None:
+    """1 MB: 6,000 questions and the 103 measures of `cost-measures-slices`
+    (each question's measures are taken before the budget can be planned)."""
+    config = ("thresholds:\n" + "".join(f"  P@{j}: 0\n" for j in range(2, 52))
+              + "measures: [" + ", ".join(f"R@{j}" for j in range(2, 52)) + "]\n")
+    _cost_repo(os.path.join(out, "cost-many-questions"), config, 6000, 0)
+
+
+COST_CASES = (cost_thresholds, cost_measures_slices, cost_at_budget, cost_many_questions)
+
+CASES = {f.__name__.replace("_", "-"): f for f in COST_CASES}
+CASES |= {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, gold_list, gzip_gold, gzip_invalid,
                                                    gzip_corpus, bm25_ties, worst_gzip_jsonl, worst_gzip_lines, worst_gzip_yaml, worst_invalid_yaml,
                                                    worst_document_yaml, worst_document_qrels, worst_bm25, worst_bm25_8,
                                                    worst_vocabulary, worst_gzip_corpus)}

@@ -66,8 +66,7 @@ def limit_defaults() -> dict[str, int]:
     """Each `limits:` key of the config and its default."""
     from rag_corpus_check.config import load as config
 
-    return {name: getattr(config.Limits if name in config.FILE_LIMITS else config.Bounds, name)
-            for name in config.LIMIT_NAMES}
+    return {name: config.limit_default(name) for name in config.LIMIT_NAMES}
 
 
 def package_sources() -> Iterator[Path]:

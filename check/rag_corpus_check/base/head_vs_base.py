@@ -18,7 +18,7 @@ from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
 from rag_corpus_check.gate.label_debt import Sides
 from rag_corpus_check.gate.slices import compare_slices, slice_names
 from rag_corpus_check.inputs import Inputs, Run, read_gold_set
-from rag_corpus_check.metrics.evaluate import Evaluation, evaluate
+from rag_corpus_check.metrics.evaluate import evaluate
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
 from rag_corpus_check.pipeline.base_questions import BaseQuestions
@@ -32,7 +32,7 @@ from rag_corpus_check.pipeline.stages import (
     input_sources,
     measure,
 )
-from rag_corpus_check.pipeline.uncertainty import bound_views
+from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 
 
@@ -75,9 +75,9 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
         exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
     with measure(root, cfg, out, options, also_rank) as head:
-        comparison = None
-        if exported and out.evaluation is not None:
-            comparison = _compare(cfg, base_cfg, tree, out, head, options)
+        # the head's means charged before the base is measured: over the budget, the base is not
+        ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
+        comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
         gate(cfg, out, comparison)
     return decide(out)
 
@@ -265,10 +265,16 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
         R.add_loosened(out.rules, level)
     on_base = _on_base_rankings(base_side, head_side, out)
     on_base_gold = evaluate(base_side.gold, on_base, measures, options)
+    assert out.gold is not None and base_out.gold is not None
+    tags = (base_out.gold.tags(), out.gold.tags())
+    names, left_out = slice_names(cfg, *tags)
+    if not charge_comparison(cfg, out, (base_side, head_side), on_base_gold, tags, names):
+        return None  # over the resampling budget: a limit problem says so
     comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha, on_base_gold)
     bound_views(cfg, comparison, Sides(base_side.gold, base_side.run, head_side.gold, head_side.run), on_base)
     out.base.comparison, out.base.rankings = comparison, base_side.run
-    _compare_slices(cfg, out, base_out, (base_side, head_side), on_base_gold)
+    out.base.slices_left_out = left_out
+    out.base.slice_views = compare_slices(base_side.evaluation, head_side.evaluation, on_base_gold, tags, names)
     _change_warnings(cfg, out)
     _vector_trust(cfg, base_cfg, out, base_out)
     return comparison
@@ -281,15 +287,6 @@ def _invalid(problems: P.Problems) -> InputError:
     return InputError("invalid", f"the base's inputs are invalid at the base commit: "
                                  f"{_count(problems.error_count(), 'problem')}{where}", file=first.file if first else None,
                       line=first.line if first else None)
-
-
-def _compare_slices(cfg: Config, out: Outcome, base_out: Outcome, sides: tuple[Side, Side],
-                    on_base_gold: Evaluation) -> None:
-    """Every slice of either gold set, base → head (:mod:`gate.slices`)."""
-    assert out.base is not None and out.gold is not None and base_out.gold is not None
-    tags = (base_out.gold.tags(), out.gold.tags())
-    names, out.base.slices_left_out = slice_names(cfg, *tags)
-    out.base.slice_views = compare_slices(sides[0].evaluation, sides[1].evaluation, on_base_gold, tags, names)
 
 
 def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:

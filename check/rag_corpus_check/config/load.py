@@ -15,6 +15,7 @@ from typing import Any
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.schemas import describe_error, error_path, errors
 from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.gate import budget
 from rag_corpus_check.metrics.measures import (
     MAX_K,
     ORDER,
@@ -43,11 +44,19 @@ def add_tree_arguments(parser) -> None:
     """`--config` and `--root`, as every subcommand that reads a tree takes them."""
     parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
     parser.add_argument("--root", default=".", help="repository root (default: current directory)")
-# The `limits:` a config may set: the input limits (safe_io.Limits) and the
-# retriever's bounds (bm25.Bounds), by their field names.
+# The `limits:` a config may set: the input limits (safe_io.Limits), the
+# retriever's bounds (bm25.Bounds), by their field names, and the
+# resampling budget (gate.budget).
 FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records", "max_compression_ratio")
 BOUND_LIMITS = tuple(f.name for f in dataclasses.fields(Bounds))
-LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS
+LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS + (budget.LIMIT,)
+
+
+def limit_default(name: str) -> int:
+    """The default of one of LIMIT_NAMES."""
+    if name == budget.LIMIT:
+        return budget.PER_BYTE
+    return getattr(Limits if name in FILE_LIMITS else Bounds, name)
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,11 @@ class PerQuestion:
 
 
 SLICE_MIN_QUESTIONS = 10  # `slices.<tag>.min_questions` by default
+# Distinct measures a config may have computed (the headline ones, thresholds,
+# `measures:`, slice thresholds, per_question): the schema caps each list at
+# 50, this their union (slices could name 50 new ones each). Real configs
+# name fewer than 20.
+MAX_MEASURES = 120
 
 
 @dataclass(frozen=True)
@@ -115,6 +129,7 @@ class Config:
     show_text: bool = False
     limits: Limits = field(default_factory=Limits)
     bounds: Bounds = field(default_factory=Bounds)
+    resampling_per_byte: int = budget.PER_BYTE  # limits.max_resampling_work_per_byte (gate.budget)
     retriever: str = "bm25"  # used when run is None: "bm25", "command", "dense" or "hybrid"
     bm25: BM25Params = field(default_factory=BM25Params)
     vectors: str | None = None  # dense and hybrid: the vectors folder (retrieval/dense/folder.py)
@@ -128,6 +143,8 @@ class Config:
 
     def limit(self, name: str) -> int:
         """One of LIMIT_NAMES."""
+        if name == budget.LIMIT:
+            return self.resampling_per_byte
         return getattr(self.limits if name in FILE_LIMITS else self.bounds, name)
 
     def set_limits(self, values: dict[str, int]) -> None:
@@ -135,6 +152,7 @@ class Config:
         files: dict[str, Any] = {k: v for k, v in values.items() if k in FILE_LIMITS}
         self.limits = dataclasses.replace(self.limits, **files)
         self.bounds = dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS})
+        self.resampling_per_byte = values.get(budget.LIMIT, self.resampling_per_byte)
 
     @property
     def gold_files(self) -> list[str]:
@@ -230,6 +248,7 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         show_text=rep.get("show_text", False),
         limits=Limits(**{name: lim.get(name, getattr(Limits, name)) for name in FILE_LIMITS}),
         bounds=Bounds(**{name: lim.get(name, getattr(Bounds, name)) for name in BOUND_LIMITS}),
+        resampling_per_byte=lim.get(budget.LIMIT, budget.PER_BYTE),
         retriever=ret.get("type", "command" if "command" in ret else "bm25"), bm25=_bm25(ret),
         command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
         vectors=ret.get("vectors"), model=ret.get("model"), rrf_k=ret.get("rrf_k", 60),
@@ -305,7 +324,21 @@ def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
     cfg.reported = list(filter(None, listed))
     cfg.per_question = _per_question(cfg, doc, problems)
     slices_ok = _slices(cfg, doc, problems)
-    return None not in named.values() and None not in listed and cfg.per_question is not None and slices_ok
+    ok = None not in named.values() and None not in listed and cfg.per_question is not None and slices_ok
+    return ok and _few_measures(cfg, doc, problems)
+
+
+def _few_measures(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+    """At most :data:`MAX_MEASURES` distinct measures in all (a limit problem)."""
+    n = len(cfg.measures())
+    if n <= MAX_MEASURES:
+        return True
+    where = next((key for key in ("slices", "measures", "thresholds") if key in doc), "thresholds")
+    problems.add(P.LIMIT, f"the config names {n} distinct measures (the headline ones, `thresholds:`, `measures:`, "
+                 f"slice thresholds and `per_question` together), more than the {MAX_MEASURES} the check computes: "
+                 "each is evaluated, bootstrapped and, with --base, tested on every gold set and slice — name "
+                 "fewer", file=cfg.path_display, line=line_of(doc, [where]))
+    return False
 
 
 def _slices(cfg: Config, doc: dict, problems: P.Problems) -> bool:

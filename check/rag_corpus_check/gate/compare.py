@@ -195,7 +195,7 @@ def compare(base: Side, head: Side, rule: Rule, base_rev: str, base_sha: str,
         on_base = {q.query_id: q for q in head_on_base_gold.queries}
         out.base_gold = view(BASE_GOLD, bq, on_base, (base.run, head.run), base.gold, rule)
     out.added, out.removed = sorted(set(hq) - set(bq), key=natural_key), sorted(set(bq) - set(hq), key=natural_key)
-    _what_changed(out, base, head, _paired(bq, hq), rule)
+    _what_changed(out, base, head, paired_ids(bq, hq), rule)
     out.unjudged_new_docs = unjudged_new_documents(base, head, rule.key.k or 0)
     out.new_chunks = new_chunks_of_labelled(base, head)
     return out
@@ -206,7 +206,7 @@ def view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult],
          rule: Rule) -> View:
     """One :class:`View`: ``runs`` are (base, head) rankings, ``grades`` the
     labels the per-question moves are read against."""
-    pairs = [(bq[q], hq[q]) for q in _paired(bq, hq)]
+    pairs = [(bq[q], hq[q]) for q in paired_ids(bq, hq)]
     out = View(gold, _deltas(pairs), paired=len(pairs))
     out.questions = sorted((_question(b, h, rule.key, runs, grades, rule.min_grade) for b, h in pairs),
                            key=_most_dropped)
@@ -242,7 +242,7 @@ def _relabelled_and_reranked(labels: list[dict], common: list[str], base: Side, 
     return [q for q in common if q in relabelled and base.run.get(q) != head.run.get(q)]
 
 
-def _paired(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
+def paired_ids(bq: dict[str, QueryResult], hq: dict[str, QueryResult]) -> list[str]:
     """The questions measured in both revisions (status ok in both)."""
     return sorted((q for q in hq if q in bq and hq[q].status == OK and bq[q].status == OK), key=natural_key)
 

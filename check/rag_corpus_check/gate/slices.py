@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.config.load import Config, SliceRule
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import natural_key, safe_text
+from rag_corpus_check.gate.budget import undefined, units
 from rag_corpus_check.gate.terms import BASE_GOLD, HEAD_GOLD, MIN_PERMUTATIONS, TOLERANCE
 from rag_corpus_check.gate.thresholds import ThresholdResult, apply_thresholds
 from rag_corpus_check.metrics.evaluate import OK, Evaluation, QueryResult, means
@@ -169,10 +170,28 @@ class _Compared:
         head = self.view(HEAD_GOLD, self.head, mine)
         if self.on_base_gold is None:
             return [head]
-        theirs = self.slices[0].get(name, set())
-        if mine == theirs and all(self.on_base_gold.get(q) == self.head.get(q) for q in mine):
+        if self.same(name):
             return [head, replace(head, gold=BASE_GOLD)]  # the same questions and results: the same view
-        return [head, self.view(BASE_GOLD, self.on_base_gold, theirs)]
+        return [head, self.view(BASE_GOLD, self.on_base_gold, self.slices[0].get(name, set()))]
+
+    def same(self, name: str) -> bool:
+        """Both gold sets give the slice the same questions and results (one view serves both)."""
+        mine, theirs = self.slices[1].get(name, set()), self.slices[0].get(name, set())
+        assert self.on_base_gold is not None
+        return mine == theirs and all(self.on_base_gold.get(q) == self.head.get(q) for q in mine)
+
+    def work(self, name: str) -> int:
+        """The resampling work of :meth:`views` (:mod:`budget`'s units): each
+        tested measure's sign flips over the slice's paired questions."""
+        total = _work(self.pairs(self.head, self.slices[1].get(name, set())))
+        if self.on_base_gold is None or self.same(name):
+            return total
+        return total + _work(self.pairs(self.on_base_gold, self.slices[0].get(name, set())))
+
+    def pairs(self, hq: dict[str, QueryResult], members: set[str]) -> list[tuple[QueryResult, QueryResult]]:
+        """The slice's questions measured in both (status ok in both), in the whole set's order."""
+        bq = self.base
+        return [(bq[q], hq[q]) for q in sorted(filter(_ok_in(bq, hq), members), key=self.order.__getitem__)]
 
     def view(self, gold: str, hq: dict[str, QueryResult], members: set[str]) -> View:
         """Base → head over the slice's questions measured in both (status
@@ -180,8 +199,7 @@ class _Compared:
         randomization test of :mod:`compare` (the deltas only: a slice's
         questions are in the whole set's lists). Both sides are evaluated
         with the same measures."""
-        bq = self.base
-        pairs = [(bq[q], hq[q]) for q in sorted(filter(_ok_in(bq, hq), members), key=self.order.__getitem__)]
+        pairs = self.pairs(hq, members)
         measures = list(pairs[0][1].values) if pairs else []
         from rag_corpus_check.gate.compare import View
 
@@ -198,11 +216,25 @@ def _status(results: dict[str, QueryResult], qid: str) -> str | None:
     return r.status if r is not None else None
 
 
+def _permutations(questions: int) -> int:
+    from rag_corpus_check.gate.compare import permutations_for
+
+    return min(permutations_for(questions), SLICE_PERMUTATIONS)  # never more than the whole set's
+
+
+def _work(pairs: list[tuple[QueryResult, QueryResult]]) -> int:
+    """The sign flips of :func:`_delta` over ``pairs``, for every measure it tests."""
+    measures = list(pairs[0][1].values) if pairs else []
+    missing = undefined(r for pair in pairs for r in pair)
+    tested = sum(1 for m in measures if m not in missing)
+    return units(_permutations(len(pairs)), len(pairs), tested)
+
+
 def _delta(m, pairs: list[tuple[QueryResult, QueryResult]]) -> Delta:
-    from rag_corpus_check.gate.compare import Delta, permutations_for
+    from rag_corpus_check.gate.compare import Delta
 
     base, head = [b for b, _ in pairs], [h for _, h in pairs]
-    n = min(permutations_for(len(pairs)), SLICE_PERMUTATIONS)  # never more than the whole set's
+    n = _permutations(len(pairs))
     return Delta(m, means(base, [m])[m], means(head, [m])[m], _p_value(m, base, head, n), len(pairs), n)
 
 
@@ -218,11 +250,22 @@ def compare_slices(base: Evaluation, head: Evaluation, on_base_gold: Evaluation 
     """Per slice, base → head as :func:`compare.compare` sees the whole set:
     judged by the head's gold set (the head's tags), and with
     ``on_base_gold`` by the base's (the base's tags). ``tags``: (base, head)."""
+    compared = _compared(base, head, on_base_gold, tags)
+    return {name: compared.views(name) for name in names}
+
+
+def slices_work(base: Evaluation, head: Evaluation, on_base_gold: Evaluation | None, tags: tuple[Tags, Tags],
+                names: list[str]) -> int:
+    """The resampling work :func:`compare_slices` takes (:mod:`budget`'s units)."""
+    compared = _compared(base, head, on_base_gold, tags)
+    return sum(compared.work(name) for name in names)
+
+
+def _compared(base: Evaluation, head: Evaluation, on_base_gold: Evaluation | None, tags: tuple[Tags, Tags]) -> _Compared:
     sides = [_by_id(e) for e in (base, head, on_base_gold) if e is not None]
     order = {q: i for i, q in enumerate(sorted(set().union(*sides), key=natural_key))}
-    compared = _Compared(sides[0], sides[1], sides[2] if len(sides) > 2 else None, (members(tags[0]),
-                         members(tags[1])), order)
-    return {name: compared.views(name) for name in names}
+    return _Compared(sides[0], sides[1], sides[2] if len(sides) > 2 else None, (members(tags[0]),
+                     members(tags[1])), order)
 
 
 def measure_slices(cfg: Config, evaluation: Evaluation, tags: Tags, names: list[str],

@@ -15,6 +15,7 @@ from rag_corpus_check.pipeline.context import Context
 if TYPE_CHECKING:
     from rag_corpus_check.config.load import Config
     from rag_corpus_check.gate.bootstrap import Interval
+    from rag_corpus_check.gate.budget import Ledger
     from rag_corpus_check.gate.compare import Comparison
     from rag_corpus_check.gate.label_debt import Debt
     from rag_corpus_check.gate.rules import Rules
@@ -77,6 +78,7 @@ class Outcome:
     intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
     debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
     uncertainty_ahead: HeadUncertainty | None = None  # both, taken while a corpus child read (uncertainty)
+    resampling: Ledger | None = None  # the resampling work charged to the budget (gate.budget)
     significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
     slices: Slices | None = None  # the gold set's tags, measured (gate.slices)
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text

@@ -29,7 +29,7 @@ from rag_corpus_check.metrics.evaluate import (
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.uncertainty import add_uncertainty, head_uncertainty
+from rag_corpus_check.pipeline.uncertainty import add_uncertainty, charge_head, head_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
@@ -141,7 +141,8 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
         _retrieve(out, inputs, retriever, corpus_real, also_rank)
     _drop_identical(cfg, out)
     evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
-    if evaluated is not None and inputs.process is not None and options.gated:  # while the child reads
+    if (evaluated is not None and inputs.process is not None and options.gated  # while the child reads
+            and charge_head(cfg, out, evaluated[0])):
         out.uncertainty_ahead = head_uncertainty(cfg, out.gold, out.run, evaluated[0])  # type: ignore[arg-type]
     enter(out, "load")
     out.corpus = inputs.corpus
@@ -318,8 +319,9 @@ def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
 def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> None:
     """The thresholds against the means; with a base compared, also against
     the head's means judged by the base's gold set, the max_drops against
-    the paired means of each gold set, and the per-question rule."""
-    if out.evaluation is None:
+    the paired means of each gold set, and the per-question rule. Nothing
+    after a stage over the resampling budget (a limit problem)."""
+    if out.evaluation is None or (out.resampling is not None and out.resampling.refused):
         return
     _slices(cfg, out)
     add_uncertainty(cfg, out, comparison)

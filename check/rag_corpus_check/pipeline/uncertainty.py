@@ -3,7 +3,8 @@ interval of each mean (:mod:`gate.bootstrap`), each mean if every unjudged
 top-k document were relevant (:mod:`gate.label_debt`), and with a base the
 bounds of each delta and the gate on the paired test
 (:mod:`gate.significance`). The deltas' intervals come with the deltas
-(:func:`compare.compare`)."""
+(:func:`compare.compare`). Each is charged to the resampling budget
+(:mod:`gate.budget`) before it is taken, here."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config
+from rag_corpus_check.gate import budget
 from rag_corpus_check.gate.bootstrap import mean_intervals
 from rag_corpus_check.gate.label_debt import Scale, Sides, head_debt, view_bounds
 from rag_corpus_check.pipeline.outcome import Outcome
 
 if TYPE_CHECKING:
     from rag_corpus_check.gate.bootstrap import Interval
-    from rag_corpus_check.gate.compare import Comparison  # only with a base compared
+    from rag_corpus_check.gate.compare import Comparison, Side  # only with a base compared
     from rag_corpus_check.gate.label_debt import Debt
+    from rag_corpus_check.gate.slices import Tags
     from rag_corpus_check.inputs.records import Gold, Run
     from rag_corpus_check.metrics.evaluate import Evaluation
     from rag_corpus_check.metrics.measures import Measure
@@ -59,7 +62,12 @@ def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = N
     if out.evaluation is None or out.gold is None or out.run is None:
         return
     ahead = out.uncertainty_ahead
-    head = ahead if ahead is not None and ahead.of(out) else head_uncertainty(cfg, out.gold, out.run, out.evaluation)
+    if ahead is not None and ahead.of(out):
+        head = ahead
+    elif charge_head(cfg, out, out.evaluation):
+        head = head_uncertainty(cfg, out.gold, out.run, out.evaluation)
+    else:
+        return
     out.intervals, out.debt = head.intervals, head.debt
     if comparison is not None and cfg.significance is not None:
         from rag_corpus_check.gate.significance import significance_gate
@@ -76,3 +84,37 @@ def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: 
     if comparison.base_gold is not None and on_base_gold is not None:
         view_bounds(comparison.base_gold, Sides(base.base_gold, base.base_run, base.base_gold, on_base_gold,
                                                 known=base.head_gold), scale(cfg))
+
+
+def ledger(cfg: Config, out: Outcome) -> budget.Ledger:
+    """The outcome's resampling budget, opened with the config's."""
+    if out.resampling is None:
+        out.resampling = budget.Ledger(budget.allowed(cfg))
+    return out.resampling
+
+
+def charge_head(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
+    """Charge the means' intervals and bounds of ``evaluation`` (once);
+    False (a ``limit`` problem) over the budget."""
+    book = ledger(cfg, out)
+    if book.means_of is evaluation:
+        return True
+    if not budget.charge(cfg, book, out.problems, "the means", budget.head_work(evaluation)):
+        return False
+    book.means_of = evaluation
+    return True
+
+
+def charge_comparison(cfg: Config, out: Outcome, sides: tuple[Side, Side], on_base_gold: Evaluation,
+                      tags: tuple[Tags, Tags], names: list[str]) -> bool:
+    """Charge the whole comparison before any of it is taken: every gold
+    set's paired tests, intervals and bounds (:func:`budget.comparison_work`)
+    and every slice's tests (:func:`slices.slices_work`)."""
+    from rag_corpus_check.gate.slices import slices_work
+
+    base, head = sides
+    whole = budget.comparison_work(base.evaluation, head.evaluation, on_base_gold)
+    parts = slices_work(base.evaluation, head.evaluation, on_base_gold, tags, names)
+    problems, book = out.problems, ledger(cfg, out)
+    return (budget.charge(cfg, book, problems, "the comparison with the base", whole)
+            and budget.charge(cfg, book, problems, "the slices' paired tests", parts))
