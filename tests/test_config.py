@@ -72,3 +72,31 @@ def test_every_limit_has_a_schema_maximum(tmp_path):
     assert set(props) == set(LIMIT_NAMES) and all("maximum" in props[n] for n in LIMIT_NAMES)
     cfg, problems = _load(tmp_path, MINIMAL + "limits: {max_vocabulary: 1000000000000}\n")
     assert cfg is None and problems.items[0].kind == "schema"
+
+
+def test_a_config_is_a_value_the_base_rules_do_not_change(tmp_path):
+    # enforce and same_conventions return new configs; neither config as loaded changes.
+    import dataclasses
+
+    from rag_corpus_check.gate.rules import Layout, decide, enforce, same_conventions
+
+    base, _ = _load(tmp_path, MINIMAL + "metrics: {gain: exponential}\nthresholds: {nDCG@5: 0.5}\n"
+                    "validation: {missing_queries: error}\nlimits: {max_records: 10}\n"
+                    "retriever: {type: command, command: [x], timeout: 30}\n")
+    head, _ = _load(tmp_path, MINIMAL + "thresholds: {nDCG@5: 0.7, R@5: 0.2}\nlimits: {max_records: 50}\n"
+                    "retriever: {type: command, command: [x], timeout: 90}\n")
+    loaded = (dataclasses.replace(base), dataclasses.replace(head))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        head.k = 3
+    layout = Layout(".", "cfg.yml", "c.jsonl", "g.yaml", None)
+    rules = decide(base, head, (layout, layout), "cfg.yml", ".")
+    assert "`retriever.timeout` raised: 30 → 90 s (not applied without a new `rule_change_reason`: the base's " \
+           "timeout holds)" in rules.changes
+    enforced = enforce(rules, base, head)
+    assert (enforced.gain, enforced.missing_queries, enforced.limit("max_records"), enforced.command_timeout) == (
+        "exponential", "error", 10, 30.0)
+    assert {(str(t.measure), t.min) for t in enforced.thresholds} == {("nDCG@5", 0.7), ("R@5", 0.2)}
+    assert enforced.raw == head.raw  # the file as written: results.json's `config`
+    measured_alike = same_conventions(enforced, base)
+    assert measured_alike.gain == "exponential" and measured_alike is not base
+    assert (base, head) == loaded

@@ -274,8 +274,9 @@ def test_the_new_limits_are_rules_the_base_holds(tmp_path):
     assert rules.source == "base"
     assert any("`limits.max_compression_ratio` raised" in c for c in rules.changes)
     assert any("`limits.max_retrieval_work_per_byte` raised" in c for c in rules.changes)
-    enforce(rules, base, head)
-    assert head.limits.max_compression_ratio == 4 and head.bounds.max_retrieval_work_per_byte == 4
+    enforced = enforce(rules, base, head)
+    assert enforced.limits.max_compression_ratio == 4 and enforced.bounds.max_retrieval_work_per_byte == 4
+    assert head.limits.max_compression_ratio == 100  # the head's config as read is not changed
 
 
 def test_bm25_work_is_per_byte_as_stored(tmp_path, capsys, monkeypatch):

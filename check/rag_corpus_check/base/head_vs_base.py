@@ -64,8 +64,8 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     layouts = (base_layout(tree, base_cfg, base_file), head_layout(root, cfg, config_rel, tree.checkout.resolved))
     prefix = tree.checkout.prefix.rstrip("/") or "."
     out.rules = R.decide(base_cfg, cfg, layouts, config_rel, prefix)
-    R.enforce(out.rules, base_cfg, cfg)
-    R.same_conventions(cfg, base_cfg)
+    cfg = out.config = R.enforce(out.rules, base_cfg, cfg)  # the rules that gate: reported as they apply
+    base_cfg = R.same_conventions(cfg, base_cfg)
     try:
         _export_base(tree, base_cfg)
         exported = True

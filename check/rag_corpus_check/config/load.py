@@ -95,8 +95,13 @@ class SliceRule:
     line: int | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
+    """The config as read, validated and normalised: a value, never changed
+    after :func:`load_config` builds it. What differs (the base's rules
+    enforced, the base measured under the head's conventions, `retrieve`
+    without `run:`) is a new Config (``dataclasses.replace``)."""
+
     path_display: str
     base_dir: str
     corpus: str
@@ -139,7 +144,7 @@ class Config:
     command_timeout: float = 600.0
     rule_change_reason: str | None = None
     reason_line: int | None = None  # the line of `rule_change_reason` (the override's annotation)
-    raw: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)  # the config file as written (results.json's `config`)
 
     def limit(self, name: str) -> int:
         """One of LIMIT_NAMES."""
@@ -147,12 +152,13 @@ class Config:
             return self.resampling_per_byte
         return getattr(self.limits if name in FILE_LIMITS else self.bounds, name)
 
-    def set_limits(self, values: dict[str, int]) -> None:
-        """Replace the limits named in ``values`` (LIMIT_NAMES)."""
+    def with_limits(self, values: dict[str, int]) -> Config:
+        """This config with the limits named in ``values`` (LIMIT_NAMES) replaced."""
         files: dict[str, Any] = {k: v for k, v in values.items() if k in FILE_LIMITS}
-        self.limits = dataclasses.replace(self.limits, **files)
-        self.bounds = dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS})
-        self.resampling_per_byte = values.get(budget.LIMIT, self.resampling_per_byte)
+        return dataclasses.replace(
+            self, limits=dataclasses.replace(self.limits, **files),
+            bounds=dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS}),
+            resampling_per_byte=values.get(budget.LIMIT, self.resampling_per_byte))
 
     @property
     def gold_files(self) -> list[str]:
@@ -212,8 +218,8 @@ def load_config(
         return None, real
     cfg = _build(doc, display, base_dir or os.path.dirname(real))
     ok = _consistent(cfg, doc, problems)
-    ok = _thresholds(cfg, doc, problems) and ok
-    return (cfg if ok else None), real
+    cfg, rules_ok = _thresholds(cfg, doc, problems)
+    return (cfg if ok and rules_ok else None), real
 
 
 def _schema_ok(doc, display: str, problems: P.Problems) -> bool:
@@ -314,18 +320,20 @@ def _vector_problems(cfg: Config) -> list[tuple[str, list[str]]]:
              "`type: hybrid`", ["retriever", name]) for name in ("vectors", "model") if getattr(cfg, name)]
 
 
-def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> bool:
-    """The thresholds and the `measures:` list, each name parsed once."""
+def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> tuple[Config, bool]:
+    """``cfg`` with the thresholds, the `measures:` list, the per-question
+    rule and the slice rules, each name parsed once; False when one is
+    unknown or there are too many (problems say which)."""
     named = {name: _measure(cfg, doc, name, ["thresholds", name], "threshold", problems)
              for name in doc.get("thresholds", {})}
     listed = [_measure(cfg, doc, name, ["measures", i], "measure", problems)
               for i, name in enumerate(doc.get("measures", []))]
-    cfg.thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
-    cfg.reported = list(filter(None, listed))
-    cfg.per_question = _per_question(cfg, doc, problems)
-    slices_ok = _slices(cfg, doc, problems)
-    ok = None not in named.values() and None not in listed and cfg.per_question is not None and slices_ok
-    return ok and _few_measures(cfg, doc, problems)
+    per_question = _per_question(cfg, doc, problems)
+    slices, slices_ok = _slices(cfg, doc, problems)
+    cfg = dataclasses.replace(cfg, thresholds=[_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m],
+                              reported=list(filter(None, listed)), per_question=per_question, slices=slices)
+    ok = None not in named.values() and None not in listed and per_question is not None and slices_ok
+    return cfg, ok and _few_measures(cfg, doc, problems)
 
 
 def _few_measures(cfg: Config, doc: dict, problems: P.Problems) -> bool:
@@ -341,17 +349,18 @@ def _few_measures(cfg: Config, doc: dict, problems: P.Problems) -> bool:
     return False
 
 
-def _slices(cfg: Config, doc: dict, problems: P.Problems) -> bool:
+def _slices(cfg: Config, doc: dict, problems: P.Problems) -> tuple[dict[str, SliceRule], bool]:
     """`slices:`, each threshold's measure parsed; False when one is unknown (a problem)."""
     ok = True
+    rules = {}
     for tag, spec in _section(doc, "slices").items():
         given = spec.get("thresholds", {})
         named = {name: _measure(cfg, doc, name, ["slices", tag, "thresholds", name], f"slice `{tag}` threshold",
                                 problems) for name in given}
         ok = ok and None not in named.values()
-        cfg.slices[tag] = SliceRule(tuple(_threshold(m, given[name]) for name, m in named.items() if m),
-                                    spec.get("min_questions", SLICE_MIN_QUESTIONS), line_of(doc, ["slices", tag]))
-    return ok
+        rules[tag] = SliceRule(tuple(_threshold(m, given[name]) for name, m in named.items() if m),
+                               spec.get("min_questions", SLICE_MIN_QUESTIONS), line_of(doc, ["slices", tag]))
+    return rules, ok
 
 
 def _per_question(cfg: Config, doc: dict, problems: P.Problems) -> PerQuestion | None:

@@ -15,7 +15,8 @@ limit is not applied at all without one: the base's limit holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, SliceRule, Threshold
 
@@ -260,16 +261,9 @@ def _limit_changes(base: Config, head: Config) -> list[str]:
     return out + _timeout_changes(base, head)
 
 
-def _configured_timeout(cfg: Config) -> float:
-    """``retriever.timeout`` as the config file writes it (``command_timeout``
-    may already be lowered by :func:`enforce`)."""
-    section = cfg.raw.get("retriever")
-    return float(section.get("timeout", 600)) if isinstance(section, dict) else 600.0
-
-
 def _timeout_changes(base: Config, head: Config) -> list[str]:
     """The command's timeout is a limit like the others: the lower one holds."""
-    b, h = _configured_timeout(base), _configured_timeout(head)
+    b, h = base.command_timeout, head.command_timeout
     if h > b:
         return [f"`retriever.timeout` raised: {b:g} → {h:g} s (not applied without a new `rule_change_reason`: "
                 "the base's timeout holds)"]
@@ -278,25 +272,23 @@ def _timeout_changes(base: Config, head: Config) -> list[str]:
     return []
 
 
-def enforce(rules: Rules, base: Config, head: Config) -> None:
-    """Make ``head`` measure and gate under ``rules``: with the base's rules,
-    its conventions, thresholds (tightened by the head's), severities (the
-    stricter) and limits (the lower). Head rules leave ``head`` as it is."""
+def enforce(rules: Rules, base: Config, head: Config) -> Config:
+    """The config that measures and gates under ``rules``: with the base's
+    rules, ``head`` with the base's conventions, thresholds (tightened by the
+    head's), severities (the stricter) and limits (the lower). Head rules:
+    ``head`` itself. Neither config is changed."""
     if rules.source != BASE:
-        return
-    for name in CONVENTIONS:
-        setattr(head, name, getattr(base, name))
-    head.thresholds = merge_thresholds(base.thresholds, head.thresholds)
-    head.per_question = _stricter(base.per_question, head.per_question)
+        return head
     from rag_corpus_check.gate.significance import stricter_alpha
 
-    head.significance = stricter_alpha(base.significance, head.significance)
-    head.slices = merge_slices(base.slices, head.slices)
-    for name in VALIDATION:
-        if "error" in (getattr(base, name), getattr(head, name)):
-            setattr(head, name, "error")
-    head.set_limits({n: min(base.limit(n), head.limit(n)) for n in LIMIT_NAMES})
-    head.command_timeout = min(base.command_timeout, head.command_timeout)
+    severities: dict[str, Any] = {name: "error" for name in VALIDATION if "error" in (getattr(base, name), getattr(head, name))}
+    enforced = replace(head, **_conventions(base), **severities,
+                       thresholds=merge_thresholds(base.thresholds, head.thresholds),
+                       per_question=_stricter(base.per_question, head.per_question),
+                       significance=stricter_alpha(base.significance, head.significance),
+                       slices=merge_slices(base.slices, head.slices),
+                       command_timeout=min(base.command_timeout, head.command_timeout))
+    return enforced.with_limits({n: min(base.limit(n), head.limit(n)) for n in LIMIT_NAMES})
 
 
 def _stricter(base: PerQuestion | None, head: PerQuestion | None) -> PerQuestion | None:
@@ -306,11 +298,14 @@ def _stricter(base: PerQuestion | None, head: PerQuestion | None) -> PerQuestion
     return PerQuestion(base.measure, min(base.max_drop, head.max_drop), min(base.max_questions, head.max_questions))
 
 
-def same_conventions(source: Config, target: Config) -> None:
-    """Give ``target`` the conventions of ``source``: base and head are
+def same_conventions(source: Config, target: Config) -> Config:
+    """``target`` with the conventions of ``source``: base and head are
     measured alike, or their numbers could not be compared."""
-    for name in CONVENTIONS:
-        setattr(target, name, getattr(source, name))
+    return replace(target, **_conventions(source))
+
+
+def _conventions(cfg: Config) -> dict[str, Any]:
+    return {name: getattr(cfg, name) for name in CONVENTIONS}
 
 
 def merge_thresholds(base: list[Threshold], head: list[Threshold]) -> list[Threshold]:
