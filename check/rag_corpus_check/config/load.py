@@ -330,8 +330,9 @@ def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> tuple[Config, b
               for i, name in enumerate(doc.get("measures", []))]
     per_question = _per_question(cfg, doc, problems)
     slices, slices_ok = _slices(cfg, doc, problems)
-    cfg = dataclasses.replace(cfg, thresholds=[_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m],
-                              reported=list(filter(None, listed)), per_question=per_question, slices=slices)
+    thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
+    cfg = dataclasses.replace(cfg, thresholds=thresholds, reported=list(filter(None, listed)),
+                              per_question=per_question, slices=slices)
     ok = None not in named.values() and None not in listed and per_question is not None and slices_ok
     return cfg, ok and _few_measures(cfg, doc, problems)
 

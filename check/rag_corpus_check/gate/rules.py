@@ -281,7 +281,8 @@ def enforce(rules: Rules, base: Config, head: Config) -> Config:
         return head
     from rag_corpus_check.gate.significance import stricter_alpha
 
-    severities: dict[str, Any] = {name: "error" for name in VALIDATION if "error" in (getattr(base, name), getattr(head, name))}
+    severities: dict[str, Any] = {name: "error" for name in VALIDATION
+                                  if "error" in (getattr(base, name), getattr(head, name))}
     enforced = replace(head, **_conventions(base), **severities,
                        thresholds=merge_thresholds(base.thresholds, head.thresholds),
                        per_question=_stricter(base.per_question, head.per_question),
