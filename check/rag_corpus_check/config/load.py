@@ -15,7 +15,6 @@ from typing import Any
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.schemas import describe_error, error_path, errors
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.gate import budget
 from rag_corpus_check.metrics.measures import (
     MAX_K,
     ORDER,
@@ -49,13 +48,16 @@ def add_tree_arguments(parser) -> None:
 # resampling budget (gate.budget).
 FILE_LIMITS = ("max_file_bytes", "max_line_bytes", "max_records", "max_compression_ratio")
 BOUND_LIMITS = tuple(f.name for f in dataclasses.fields(Bounds))
-LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS + (budget.LIMIT,)
+# The resampling budget's limit and its default (gate.budget spends it).
+RESAMPLING_LIMIT = "max_resampling_work_per_byte"
+RESAMPLING_PER_BYTE = 200
+LIMIT_NAMES = FILE_LIMITS + BOUND_LIMITS + (RESAMPLING_LIMIT,)
 
 
 def limit_default(name: str) -> int:
     """The default of one of LIMIT_NAMES."""
-    if name == budget.LIMIT:
-        return budget.PER_BYTE
+    if name == RESAMPLING_LIMIT:
+        return RESAMPLING_PER_BYTE
     return getattr(Limits if name in FILE_LIMITS else Bounds, name)
 
 
@@ -134,7 +136,7 @@ class Config:
     show_text: bool = False
     limits: Limits = field(default_factory=Limits)
     bounds: Bounds = field(default_factory=Bounds)
-    resampling_per_byte: int = budget.PER_BYTE  # limits.max_resampling_work_per_byte (gate.budget)
+    resampling_per_byte: int = RESAMPLING_PER_BYTE  # limits.max_resampling_work_per_byte (gate.budget)
     retriever: str = "bm25"  # used when run is None: "bm25", "command", "dense" or "hybrid"
     bm25: BM25Params = field(default_factory=BM25Params)
     vectors: str | None = None  # dense and hybrid: the vectors folder (retrieval/dense/folder.py)
@@ -148,7 +150,7 @@ class Config:
 
     def limit(self, name: str) -> int:
         """One of LIMIT_NAMES."""
-        if name == budget.LIMIT:
+        if name == RESAMPLING_LIMIT:
             return self.resampling_per_byte
         return getattr(self.limits if name in FILE_LIMITS else self.bounds, name)
 
@@ -158,7 +160,7 @@ class Config:
         return dataclasses.replace(
             self, limits=dataclasses.replace(self.limits, **files),
             bounds=dataclasses.replace(self.bounds, **{k: v for k, v in values.items() if k in BOUND_LIMITS}),
-            resampling_per_byte=values.get(budget.LIMIT, self.resampling_per_byte))
+            resampling_per_byte=values.get(RESAMPLING_LIMIT, self.resampling_per_byte))
 
     @property
     def gold_files(self) -> list[str]:
@@ -254,7 +256,7 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         show_text=rep.get("show_text", False),
         limits=Limits(**{name: lim.get(name, getattr(Limits, name)) for name in FILE_LIMITS}),
         bounds=Bounds(**{name: lim.get(name, getattr(Bounds, name)) for name in BOUND_LIMITS}),
-        resampling_per_byte=lim.get(budget.LIMIT, budget.PER_BYTE),
+        resampling_per_byte=lim.get(RESAMPLING_LIMIT, RESAMPLING_PER_BYTE),
         retriever=ret.get("type", "command" if "command" in ret else "bm25"), bm25=_bm25(ret),
         command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
         vectors=ret.get("vectors"), model=ret.get("model"), rrf_k=ret.get("rrf_k", 60),

@@ -29,6 +29,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rag_corpus_check.config.load import RESAMPLING_LIMIT, RESAMPLING_PER_BYTE
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate.bootstrap import resamples_for
 
@@ -39,8 +40,8 @@ if TYPE_CHECKING:
     from rag_corpus_check.metrics.evaluate import Evaluation, QueryResult
     from rag_corpus_check.metrics.measures import Measure
 
-LIMIT = "max_resampling_work_per_byte"
-PER_BYTE = 200  # the default of limits.max_resampling_work_per_byte
+LIMIT = RESAMPLING_LIMIT
+PER_BYTE = RESAMPLING_PER_BYTE  # the default of limits.max_resampling_work_per_byte
 FLOOR = 200_000_000  # units every input may take whatever its size (~2 CPU-s)
 # A unit costs ~2-40 ns (measured: numpy's bootstrap sums ~2-9 ns a value,
 # a sign flip ~16-40 ns a question). A draw or a sign flip has a fixed cost
