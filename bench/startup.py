@@ -1,19 +1,21 @@
-"""Benchmark: the bundled example's whole CLI against a bare ``python -c "import yaml"``.
+"""Benchmark: the bundled example's whole CLI, the check and the pre-commit
+hook's ``validate``, against a bare ``python -c "import yaml"``.
 
     python bench/startup.py [--repeat 15] [--config .rag-corpus-check.yml] [--compare REV]
 
-Runs, in turn (A B A B ...), the check on a copy of examples/kb exactly as the
-action runs it (``python -I check/launch.py --config ... --output ...``) and
-``python -c "import yaml"`` with the same interpreter, each a fresh process,
-and prints the median and range of wall and CPU (user + system, from
-``wait4``) seconds of each, and of the per-pair ratios A/B. Bytecode: both
-sides run with whatever ``__pycache__`` exists (run once before timing:
-the warm-up).
+Runs, in turn (A B C A B C ...), on a copy of examples/kb: the check exactly
+as the action runs it (``python -I check/launch.py --config ... --output
+...``), ``validate --quiet`` (what the pre-commit hook runs: the inputs
+checked, nothing ranked) the same way, and ``python -c "import yaml"`` with
+the same interpreter, each a fresh process, and prints the median and range
+of wall and CPU (user + system, from ``wait4``) seconds of each, and of the
+per-pair ratios to ``import yaml``. Bytecode: every command runs with
+whatever ``__pycache__`` exists (run once before timing: the warm-up).
 
-``--config committed-run.rag-corpus-check.yml`` times the committed-run check
-(no numpy); the default is the BM25 one. ``--compare REV`` adds the example's
-CLI as of git revision REV (``git archive``) to each round, so before/after and
-the yardstick are measured in one sitting.
+``--config committed-run.rag-corpus-check.yml`` times the committed-run check;
+the default is the BM25 one. ``--compare REV`` adds the example's CLI as of
+git revision REV (``git archive``) to each round, so before/after and the
+yardstick are measured in one sitting.
 """
 
 from __future__ import annotations
@@ -63,8 +65,12 @@ def main() -> None:
         trees = {"working tree": ROOT}
         if args.compare:
             trees[args.compare] = archive(args.compare, base / "rev")
-        commands = {label: [sys.executable, "-I", str(tree / "check" / "launch.py"), "--config", args.config,
-                            "--output", str(base / "results.json"), "--quiet"] for label, tree in trees.items()}
+        commands: dict[str, list[str]] = {}
+        for label, tree in trees.items():
+            launch = [sys.executable, "-I", str(tree / "check" / "launch.py")]
+            commands[f"check, {label}"] = [*launch, "--config", args.config, "--output", str(base / "results.json"),
+                                           "--quiet"]
+            commands[f"validate, {label}"] = [*launch, "validate", "--config", args.config, "--quiet"]
         commands["import yaml"] = [sys.executable, "-c", "import yaml"]
         for argv in commands.values():  # warm-up: bytecode written, files cached
             timed(argv, kb)
@@ -73,13 +79,16 @@ def main() -> None:
             for label, argv in commands.items():
                 runs[label].append(timed(argv, kb))
     print(f"{args.config}, {args.repeat} rounds, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    width = max(map(len, runs))
     for label, values in runs.items():
-        print(f"{label:>14}: wall {spread([w for w, _ in values])}, cpu {spread([c for _, c in values])}")
+        print(f"{label:>{width}}: wall {spread([w for w, _ in values])}, cpu {spread([c for _, c in values])}")
     yard = runs["import yaml"]
-    for label in trees:
+    for label in commands:
+        if label == "import yaml":
+            continue
         walls = [a[0] / b[0] for a, b in zip(runs[label], yard, strict=True)]
         cpus = [a[1] / b[1] for a, b in zip(runs[label], yard, strict=True)]
-        print(f"{label:>14} / import yaml: wall {spread(walls, 'x')}, cpu {spread(cpus, 'x')}")
+        print(f"{label:>{width}} / import yaml: wall {spread(walls, 'x')}, cpu {spread(cpus, 'x')}")
 
 
 if __name__ == "__main__":

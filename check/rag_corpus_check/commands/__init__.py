@@ -1,5 +1,4 @@
-"""The command line: argument parsing and dispatch (:mod:`cli`, its help
-formatter :mod:`help_format`), one whole
+"""The command line: argument parsing and dispatch (:mod:`cli`), one whole
 check (:mod:`check`), and the subcommands ``merge`` (:mod:`merge`),
 ``pool`` (:mod:`pool`, :mod:`worksheet`), ``add-labels`` (:mod:`add_labels`,
 :mod:`add_labels_json`: a graded worksheet into a BEIR/TREC qrels file or a

@@ -8,10 +8,11 @@ import importlib
 import os
 import stat
 import sys
+import tempfile
+import traceback
 
 from rag_corpus_check import __version__
 from rag_corpus_check.commands.check import run_check
-from rag_corpus_check.commands.help_format import RawDescriptionHelpFormatter
 from rag_corpus_check.config.load import DEFAULT_CONFIG, add_tree_arguments
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core import progress
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
-        formatter_class=RawDescriptionHelpFormatter,  # (without importing shutil)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--config", default=DEFAULT_CONFIG, help=f"config file (default {DEFAULT_CONFIG})")
     p.add_argument(
@@ -110,7 +111,6 @@ def default_output_dir() -> str:
         d = os.path.join(runner_temp, "rag-corpus-check")
         os.makedirs(d, exist_ok=True)
         return d
-    import tempfile  # only without --output: a run given its paths needs none
     return _private_dir(os.path.join(tempfile.gettempdir(), f"rag-corpus-check-{_user()}"))
 
 
@@ -131,7 +131,6 @@ def _private_dir(path: str) -> str:
     ours = stat.S_ISDIR(st.st_mode) and getattr(os, "getuid", lambda: st.st_uid)() == st.st_uid
     if ours and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return path
-    import tempfile
     return tempfile.mkdtemp(prefix="rag-corpus-check-")
 
 
@@ -382,7 +381,7 @@ def _internal_error(exc: BaseException, stage: str, github: bool) -> int:
     # The exception text may quote input; print only its type and the stage.
     msg = f"internal error ({type(exc).__name__}) during {stage}; this is a bug in rag-corpus-check or an environment fault, not a problem with your files"
     if os.environ.get("RAG_CORPUS_CHECK_DEBUG") == "1":
-        __import__("traceback").print_exc()
+        traceback.print_exc()
     if github:
         print(f"::error title=rag-corpus-check::{msg}")
         gh_output = os.environ.get("GITHUB_OUTPUT")

@@ -21,11 +21,8 @@ and replace refs swap the objects read. So git is never left to discover:
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # subprocess is imported when git runs (a checkout without .git runs none)
-    import subprocess
 
 from rag_corpus_check.core.text import safe_text
 
@@ -101,8 +98,6 @@ class Checkout:
 
     def git(self, *args: str, stdout=None, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
         """Run git; its output captured unless ``stdout`` says where it goes."""
-        import subprocess
-
         env = git_environment()
         return subprocess.run(
             [git_program(env), f"--git-dir={self.git_dir}", *HARDENING, *args],
@@ -129,8 +124,6 @@ class Checkout:
     def fetch(self, rev: str) -> bool:
         """Fetch that one commit from ``origin`` (the remote the checkout
         itself configured), shallow, without tags, prompts or waiting long."""
-        import subprocess
-
         try:
             res = self.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1",
                            "origin", "--end-of-options", rev, timeout=FETCH_TIMEOUT)
@@ -139,8 +132,6 @@ class Checkout:
         return res.returncode == 0
 
     def _call(self, *args: str) -> subprocess.CompletedProcess:
-        import subprocess
-
         try:
             return self.git(*args)
         except (OSError, subprocess.SubprocessError) as exc:

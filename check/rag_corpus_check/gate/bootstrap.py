@@ -1,4 +1,4 @@
-"""Bootstrap confidence intervals of means over questions, pure Python.
+"""Bootstrap confidence intervals of means over questions.
 
 Percentile bootstrap: draw the questions with replacement ``resamples``
 times (as many draws as there are questions), take the mean of each draw,
@@ -9,20 +9,21 @@ the percentiles of the resampled head mean minus base mean (the mean paired
 difference), the base's and the head's mean getting their own intervals
 from the same draws.
 
-Reproducible everywhere: every interval starts a ``random.Random(SEED)``
-(Mersenne Twister, the same sequence on every platform and Python version),
-and question i of a draw is ``int(u * n)`` for the next ``u = random()``.
-One set of draws serves every measure of a set of columns (the means of one
-evaluation, the deltas of one view), so their intervals come from the same
-resampled question sets. The percentile is interpolated linearly between
-the sorted resampled means (numpy's default "linear" method).
+Reproducible everywhere: every interval starts numpy's Mersenne Twister
+in the state of ``random.Random(SEED)`` (the same sequence on every platform
+and Python version), and question i of a draw is ``int(u * n)`` for the next
+``u`` of its ``random_sample`` (the same doubles as ``random.random()``).
+The draws are made and summed in numpy (numpy adds pairwise), one block of
+:data:`BLOCK` resamples at a time. One set of draws serves every measure of
+a set of columns (the means of one evaluation, the deltas of one view), so
+their intervals come from the same resampled question sets. The percentile
+is interpolated linearly between the sorted resampled means (numpy's
+default "linear" method).
 
 The work is bounded by the input: :data:`RESAMPLES` draws up to
 :data:`WORK` / n questions, never fewer than :data:`MIN_RESAMPLES`; each
-interval records the resamples it used. From :data:`FAST_DRAWS` question
-draws on, the same draws are made and summed in numpy
-(:mod:`bootstrap_numpy`, with its measured reason); below, numpy is not
-imported (a check of a small committed run imports it nowhere).
+interval records the resamples it used. numpy is imported when the first
+interval is drawn.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
 from operator import sub
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from rag_corpus_check.gate.compare import Delta
     from rag_corpus_check.metrics.evaluate import Evaluation, QueryResult
     from rag_corpus_check.metrics.measures import Measure
@@ -48,7 +50,7 @@ MIN_RESAMPLES = 500
 # the percentiles of ~6 % of the interval's half-width); past 2,000
 # questions the work grows with the questions (MIN_RESAMPLES x n draws).
 WORK = 1_000_000
-FAST_DRAWS = 1_000_000  # questions x resamples from which numpy draws and sums
+BLOCK = 64  # resamples drawn at once: 64 x n indices in memory
 
 METHOD = (f"percentile bootstrap over questions ({LEVEL:.0%}): {RESAMPLES:,} resamples (fewer past "
           f"{WORK // RESAMPLES:,} questions, at least {MIN_RESAMPLES:,}: see each interval's `resamples`), "
@@ -76,14 +78,14 @@ def resamples_for(questions: int) -> int:
     return max(MIN_RESAMPLES, min(RESAMPLES, WORK // max(questions, 1)))
 
 
-def draws(n: int, resamples: int, seed: int = SEED):
-    """The resampled question sets: ``resamples`` lists of ``n`` indices in
-    ``range(n)``, each ``int(u * n)`` for the next ``u`` of ``Random(seed)``."""
-    rnd = random.Random(seed)
-    scale = float(n)
-    stream = iter(rnd.random, 2.0)  # random() never returns 2.0: an endless stream, drawn in C
-    for _ in range(resamples):
-        yield list(map(int, map(scale.__mul__, islice(stream, n))))
+def mersenne(seed: int) -> np.random.RandomState:
+    """A numpy generator in the state ``random.Random(seed)`` starts in."""
+    import numpy as np
+
+    state = random.Random(seed).getstate()[1]
+    generator = np.random.RandomState()
+    generator.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), int(state[624]), 0, 0.0))
+    return generator
 
 
 def intervals(columns: Sequence[Sequence[float]], seed: int = SEED,
@@ -100,23 +102,18 @@ def intervals(columns: Sequence[Sequence[float]], seed: int = SEED,
 
 def resampled_means(columns: Sequence[Sequence[float]], resamples: int, seed: int = SEED) -> list[list[float]]:
     """Per column, the mean of each resampled question set (one set of draws for all)."""
+    import numpy as np
+
     n = len(columns[0])
-    if n * resamples >= FAST_DRAWS:
-        from rag_corpus_check.gate.bootstrap_numpy import resampled_means as in_numpy
-
-        return in_numpy(columns, resamples, seed)
-    return pure_resampled_means(columns, resamples, seed)
-
-
-def pure_resampled_means(columns: Sequence[Sequence[float]], resamples: int, seed: int = SEED) -> list[list[float]]:
-    """:func:`resampled_means` in Python alone."""
-    n = len(columns[0])
-    means: list[list[float]] = [[] for _ in columns]
-    getters = [list(c).__getitem__ for c in columns]
-    for picked in draws(n, resamples, seed):
-        for out, get in zip(means, getters, strict=True):
-            out.append(sum(map(get, picked)) / n)
-    return means
+    generator = mersenne(seed)
+    values = [np.asarray(c, dtype=np.float64) for c in columns]
+    means = [np.empty(resamples) for _ in columns]
+    for start in range(0, resamples, BLOCK):
+        count = min(BLOCK, resamples - start)
+        picked = (generator.random_sample(count * n) * n).astype(np.intp).reshape(count, n)
+        for out, column in zip(means, values, strict=True):
+            out[start:start + count] = column[picked].sum(axis=1) / n
+    return [m.tolist() for m in means]
 
 
 @dataclass(frozen=True)

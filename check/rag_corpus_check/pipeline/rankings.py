@@ -1,7 +1,6 @@
 """The run when none is committed: the built-in BM25, indexed while the corpus
 is read, the configured retriever command, or the committed vectors (dense,
-and hybrid: BM25 and dense fused, :mod:`dense`). numpy is imported only for
-dense and hybrid."""
+and hybrid: BM25 and dense fused, :mod:`dense`)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tempfile
 
 from rag_corpus_check.core.text import natural_key
 from rag_corpus_check.pipeline.outcome import Outcome, environment
@@ -106,26 +107,12 @@ def _run_source(out: Outcome) -> dict | None:
     return info
 
 
-def _new_file(directory: str) -> tuple[int, str]:
-    """A new file of this user's only (mode 0600) with a random name in
-    ``directory``, opened for writing: what ``tempfile.mkstemp`` makes,
-    without importing tempfile (and shutil, random ...) for it."""
-    for _ in range(100):
-        tmp = os.path.join(directory, f".rag-corpus-check-{os.urandom(6).hex()}")
-        try:
-            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                           | getattr(os, "O_BINARY", 0), 0o600), tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no new temporary file name in {directory}")
-
-
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file and rename, so a reader
     never sees a half-written file presented as complete."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = _new_file(directory)
+    fd, tmp = tempfile.mkstemp(prefix=".rag-corpus-check-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

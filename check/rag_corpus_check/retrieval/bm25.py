@@ -20,14 +20,10 @@ be cross-checked.
 
 Memory: the index keeps, per term, the numbers and precomputed weights of
 the documents that contain it (compressed sparse rows); no document text is
-kept. Search sums a question's postings per document. A large index does it
-with ``numpy.bincount`` (numpy arrays; 27x faster than adding posting by
-posting in Python on questions of ~200 words, ``bench/bm25_long.py``). A small
-one (at most :data:`SMALL_POSTINGS` postings, and searches that have visited
-at most :data:`SMALL_WORK` so far) adds them in Python lists and never imports
-numpy, whose import alone (~0.06 s) is more than the whole search there
-(``bench/bm25_small.py``). Both paths weigh each posting by one rule
-(:func:`weigh`) and add in the same order: the same scores, bit for bit.
+kept. Search sums a question's postings per document with
+``numpy.bincount`` (numpy arrays; 27x faster than adding posting by posting
+in Python on questions of ~200 words, ``bench/bm25_long.py``). numpy is
+imported when an index is built.
 
 Bounds (:class:`Budget`, from ``limits:``): the index holds at most
 ``max_vocabulary`` distinct terms and ``max_index_postings`` (term, document)
@@ -48,7 +44,6 @@ import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
 
 from rag_corpus_check.core.text import nfkc
@@ -112,16 +107,6 @@ class Bounds:
 # Work every input may take whatever its size (a small corpus with many
 # questions): ~2 CPU-s at ~0.3 µs a unit of work.
 WORK_FLOOR = 4_000_000
-
-# Below these the scorer adds postings in Python instead of importing numpy
-# (~0.06 s): an index of at most SMALL_POSTINGS (term, document) pairs, and
-# searches that together visited at most SMALL_WORK units of work (past it
-# the index is turned into arrays once). Measured (bench/bm25_small.py, 20
-# words a document): Python was faster up to ~250k units of work (700
-# documents, 200 questions: 0.16 s vs 0.20 s) and for 86k postings with few
-# questions (0.18 s vs 0.24 s); numpy from ~540k units (0.18 s vs 0.26 s).
-SMALL_POSTINGS = 100_000
-SMALL_WORK = 250_000
 
 
 def allowed_work(bounds: Bounds, size: int) -> int:
@@ -190,20 +175,14 @@ class BM25Index:
 
     def finish(self) -> BM25Index:
         """Freeze the postings into compressed sparse rows, ordered by term
-        then document, with each posting's weight (:func:`weigh`): Python
-        lists for an index of at most :data:`SMALL_POSTINGS` postings (no
-        numpy import; see :meth:`score`), else three numpy arrays (12 bytes
-        a posting, one Python int a term). ``idf`` is ``math.log``'s on both
-        (numpy's may differ in the last bit), so the weights are the same
-        floats, bit for bit."""
+        then document, with each posting's weight (:func:`weigh`): three
+        numpy arrays (12 bytes a posting, one Python int a term). ``idf`` is
+        ``math.log``'s (numpy's may differ in the last bit)."""
         n = len(self._doc_ids)
         avgdl = (sum(self._doc_len) / n) if n else 0.0
         k1, b = self.params.k1, self.params.b
         norm = [k1 * (1 - b + b * (dl / avgdl)) if avgdl else k1 for dl in self._doc_len]
-        if self.postings <= SMALL_POSTINGS:
-            self._csr = _small_csr(n, norm, self._term_nos, self._tfs, self._pairs, len(self._terms))
-        else:
-            self._csr = _numpy_csr(n, norm, self._term_nos, self._tfs, self._pairs, len(self._terms))
+        self._csr = _numpy_csr(n, norm, self._term_nos, self._tfs, self._pairs, len(self._terms))
         self._term_nos, self._tfs, self._pairs = array("i"), array("i"), array("i")
         return self
 
@@ -211,18 +190,12 @@ class BM25Index:
         """The documents a query term occurs in and their scores. The
         distinct terms' postings, longest list first (the order the earlier
         dict-based scorer added them in), weights times the term's count,
-        are summed per document from 0 in that order: every score is the
-        same float, bit for bit, on both paths. In Python (lists) while the
-        index is small and the work so far under :data:`SMALL_WORK`, else
-        by ``numpy.bincount`` (the small index is turned into arrays once)."""
+        are summed per document from 0 in that order by ``numpy.bincount``."""
+        import numpy as np
+
         offsets = self._csr[0]
         entries = sorted(self._entries(query), key=lambda e: offsets[e[0] + 1] - offsets[e[0]], reverse=True)
         spans = [(offsets[term], offsets[term + 1], n) for term, n in entries]
-        if isinstance(self._csr[1], list) and self.work > SMALL_WORK:
-            self._csr = _as_arrays(self._csr)
-        if isinstance(self._csr[1], list):
-            return _summed_small(spans, self._csr[1], self._csr[2])
-        import numpy as np
 
         _, rows, weights = self._csr
         if not spans:
@@ -278,10 +251,6 @@ class BM25Index:
         Each candidate counts as a unit of work."""
         docs, scores = scored
         self._spend(len(docs))
-        if isinstance(docs, list):  # the Python path: the depth smallest (-score, id), in that order
-            ids = self._doc_ids
-            best = heapq.nsmallest(depth, zip(map(float.__neg__, scores), map(ids.__getitem__, docs), strict=True))
-            return [(-neg, doc_id) for neg, doc_id in best]
         import numpy as np
 
         return [(-neg, doc_id) for neg, doc_id in _best(np, docs, scores, depth, self._doc_ids)]
@@ -327,35 +296,16 @@ def _with_ties(items: list[tuple[float, int]], cut: float, depth: int, ids: list
 
 def weigh(idf: Any, tf: Any, norm: Any) -> Any:
     """The weight of a posting, ``idf · tf / (tf + norm)``, ``norm`` being
-    ``k1·(1 − b + b·dl/avgdl)``: the one rule for both paths, on floats or
-    on numpy float arrays alike (the same IEEE operations in the same order;
-    an array ``idf`` and ``tf`` are updated in place, to keep the peak low)."""
+    ``k1·(1 − b + b·dl/avgdl)``, on numpy float arrays (``idf`` and ``tf``
+    are updated in place, to keep the peak low)."""
     idf *= tf
     tf += norm
     idf /= tf
     return idf
 
 
-def _dfs(term_nos: array, terms: int) -> list[int]:
-    dfs = [0] * terms
-    for t in term_nos:
-        dfs[t] += 1
-    return dfs
-
-
 def _idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
-
-
-def _small_csr(n: int, norm: list[float], term_nos: array, tfs: array, pairs: array, terms: int) -> tuple:
-    """(offsets, docs, weights) as Python lists, postings by term then document."""
-    dfs = _dfs(term_nos, terms)
-    idf = [_idf(n, df) for df in dfs]
-    docs = [doc for doc, count in enumerate(pairs) for _ in range(count)]
-    order = sorted(range(len(term_nos)), key=term_nos.__getitem__)  # stable: by term, then by document
-    rows = [docs[i] for i in order]
-    weights = [weigh(idf[term_nos[i]], float(tfs[i]), norm[docs[i]]) for i in order]
-    return list(accumulate(dfs, initial=0)), rows, weights
 
 
 def _numpy_csr(n: int, norm: list[float], term_nos_: array, tfs: array, pairs: array, terms: int) -> tuple:
@@ -372,28 +322,3 @@ def _numpy_csr(n: int, norm: list[float], term_nos_: array, tfs: array, pairs: a
     del order, term_nos
     weights = weigh(weights, tf, np.array(norm, dtype=float)[rows])
     return np.concatenate(([0], np.cumsum(dfs))).tolist(), rows, weights
-
-
-def _as_arrays(csr: tuple) -> tuple:
-    """A small index's lists as numpy arrays (the same numbers)."""
-    import numpy as np
-
-    offsets, rows, weights = csr
-    return offsets, np.array(rows, dtype=np.intc), np.array(weights, dtype=float)
-
-
-def _summed_small(spans: list[tuple[int, int, int]], rows: list[int], weights: list[float]
-                  ) -> tuple[list[int], list[float]]:
-    """Each document's sum of its postings' weights (times the term's
-    count), added from 0 in the spans' order, as ``numpy.bincount`` adds
-    them; documents in the order first met."""
-    sums: dict[int, float] = {}
-    get = sums.get
-    for lo, hi, n in spans:
-        if n == 1:
-            for doc, w in zip(rows[lo:hi], weights[lo:hi], strict=True):
-                sums[doc] = get(doc, 0.0) + w
-        else:
-            for doc, w in zip(rows[lo:hi], weights[lo:hi], strict=True):
-                sums[doc] = get(doc, 0.0) + w * n
-    return list(sums), list(sums.values())

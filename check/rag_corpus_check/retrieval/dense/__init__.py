@@ -4,9 +4,8 @@
 :mod:`folder` reads a vectors folder, :mod:`search` is the exact cosine
 search, :mod:`fusion` the reciprocal rank fusion with BM25, :mod:`trust`
 the freshness check, :mod:`base_identity` the base check, :mod:`pipeline.dense_ranker` puts
-them together. numpy is imported by the modules that need it, which
-:mod:`pipeline.rankings` imports only for a dense or hybrid retriever: a BM25
-check never imports it (this module has no numpy).
+them together. :mod:`pipeline.rankings` imports them only for a dense or
+hybrid retriever.
 """
 
 from __future__ import annotations
