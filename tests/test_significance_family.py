@@ -1,0 +1,146 @@
+"""Under the base's rules the significance gate corrects over the base's
+family (gate/significance.py): thresholds a pull request adds are tested as
+a family of their own, so adding them can never widen the base's Holm
+correction. The attack on a real repository (through the CLI and through
+the action's own run step), and a property over generated configs: a pull
+request that only ADDS rules (thresholds, slices, measures, significance)
+is never judged more leniently than the same pull request without them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, write
+from rag_corpus_check.commands.cli import main
+from support.github import parse_github_output
+from support.repos import commit, init
+
+CONFIG = ".rag-corpus-check.yml"
+QUESTIONS = 30
+DOCS = [f"d{i:02d}" for i in range(QUESTIONS + 20)]
+ALWAYS_MET = ("R@10", "P@20", "R@5", "P@5", "R@3", "P@10", "R@20")  # a move from rank 1 to 2 changes none
+ATTACK_MOVED = 8  # answers moved from rank 1 to rank 2: nDCG@5 -0.098, p ≈ 0.0078 (2 of 256 sign patterns)
+
+
+def _tags(q: int) -> list[str]:
+    return ["all", f"half{q % 2}", f"third{q % 3}", f"tenth{q % 10}"]
+
+
+TAGS = sorted({t for q in range(QUESTIONS) for t in _tags(q)})  # 16 tags, so fewer than 50 slices
+
+
+def _files(repo: Path) -> None:
+    """30 questions, one relevant document each (d<q>), and 20 fillers."""
+    corpus = [{"id": d, "title": f"Document {d}", "text": f"Text of document {d} about topic {d}.", "type": "faq",
+               "status": "active"} for d in DOCS]
+    gold = [{"query_id": f"q{q:02d}", "query": f"Where is topic d{q:02d}?", "relevant": {f"d{q:02d}": 1},
+             "tags": _tags(q)} for q in range(QUESTIONS)]
+    write(repo / "corpus.jsonl", "".join(json.dumps(d) + "\n" for d in corpus))
+    write(repo / "gold.jsonl", "".join(json.dumps(g) + "\n" for g in gold))
+    _run(repo, {})
+
+
+def _run(repo: Path, moved: dict[int, int]) -> None:
+    """The committed run: each question's answer at rank 1, except ``moved``
+    (question -> the 1-based rank its answer is moved to)."""
+    fillers = DOCS[QUESTIONS:]
+    lines = []
+    for q in range(QUESTIONS):
+        ranking = list(fillers)
+        ranking.insert(moved.get(q, 1) - 1, f"d{q:02d}")
+        lines.append(json.dumps({"query_id": f"q{q:02d}", "ranking": ranking}) + "\n")
+    write(repo / "run.jsonl", "".join(lines))
+
+
+def _config(repo: Path, rules: dict) -> None:
+    cfg = {"version": 1, "corpus": "corpus.jsonl", "gold": "gold.jsonl", "run": "run.jsonl", "k": 5,
+           "relevance": {"min_grade": 1, "max_grade": 1},
+           # only the rules under test can fail: no per-question limit, no judged-only surprises
+           "per_question": {"max_questions": QUESTIONS}, **rules}
+    write(repo / CONFIG, yaml.safe_dump(cfg, sort_keys=False))
+
+
+def _check(repo: Path, base: str, capsys) -> tuple[int, dict, str]:
+    out = repo.parent / "out"
+    code = main(["--config", CONFIG, "--output", str(out / "r.json"), "--summary-file", str(out / "s.md"),
+                 "--base", base])
+    console = capsys.readouterr().out
+    return code, json.loads((out / "r.json").read_text()), console
+
+
+BASE_RULES = {"thresholds": {"nDCG@5": 0.5}, "significance": {"alpha": 0.05}}
+PADDED = {**BASE_RULES, "thresholds": {"nDCG@5": 0.5, **{m: 0 for m in ALWAYS_MET}}}
+
+
+@pytest.fixture
+def attacked(tmp_path, monkeypatch):
+    """The base (a significance gate over nDCG@5) and a PR moving 8 answers
+    to rank 2; the PR's config is the test's to write."""
+    repo = init(tmp_path / "kb")
+    monkeypatch.chdir(repo)
+    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
+        monkeypatch.delenv(var, raising=False)
+    _files(repo)
+    _config(repo, BASE_RULES)
+    base = commit(repo, "base")
+    _run(repo, dict.fromkeys(range(ATTACK_MOVED), 2))
+    return repo, base
+
+
+def _significance_reasons(console: str) -> list[str]:
+    return [line for line in console.splitlines() if "and the drop is significant" in line]
+
+
+def test_the_drop_alone_fails_on_significance(attacked, capsys):
+    repo, base = attacked
+    commit(repo, "8 answers to rank 2")
+    code, res, console = _check(repo, base, capsys)
+    assert code == 1 and res["rules_source"] == "base"
+    assert all(t["passed"] for t in res["thresholds"])  # only the paired test fails
+    assert _significance_reasons(console), console
+
+
+def test_always_met_thresholds_the_pr_adds_do_not_dilute_the_base_family(attacked, capsys):
+    repo, base = attacked
+    _config(repo, PADDED)
+    commit(repo, "8 answers to rank 2, and seven thresholds that are always met")
+    code, res, console = _check(repo, base, capsys)
+    assert res["rules_source"] == "base" and all(t["passed"] for t in res["thresholds"])
+    assert code == 1, console
+    reasons = _significance_reasons(console)
+    assert len(reasons) == 2 and all("`nDCG@5` dropped -0.0984" in r for r in reasons), reasons
+    tested = {(t["gold"], t["measure"]): t for t in res["significance"]["tested"]}
+    nd = tested["head", "nDCG@5"]
+    assert nd["family"] == "base" and nd["failed"] and nd["adjusted_p_value"] == nd["p_value"]  # a family of one
+    assert {m for (g, m), t in tested.items() if t["family"] == "added"} == set(ALWAYS_MET)
+
+
+def test_through_the_action_run_step_on_a_pull_request(attacked, tmp_path):
+    repo, base = attacked
+    _config(repo, PADDED)
+    head = commit(repo, "8 answers to rank 2, and seven thresholds that are always met")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"base": {"sha": base}, "head": {"sha": head}, "number": 1}}))
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"base-ref": base, "summary": "false"})
+    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(inputs), "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_OUTPUT": str(tmp_path / "output.txt"), "GITHUB_ACTIONS": "true",
+           "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event), "GITHUB_SHA": head}
+    done = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "action_step.py"), "run"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    outputs = parse_github_output((tmp_path / "output.txt").read_text(encoding="utf-8"))
+    assert outputs["rules-source"] == "base" and outputs["verdict"] == "fail", outputs
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "`nDCG@5` dropped -0.0984 vs base judged by the head's gold set, and the drop is significant" \
+        in done.stdout, done.stdout
