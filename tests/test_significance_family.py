@@ -22,6 +22,10 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, write
 from rag_corpus_check.commands.cli import main
+from rag_corpus_check.config.load import Threshold
+from rag_corpus_check.gate.compare import Comparison, Delta, View
+from rag_corpus_check.gate.significance import significance_gate
+from rag_corpus_check.metrics.measures import Measure
 from support.github import parse_github_output
 from support.repos import commit, init
 
@@ -30,6 +34,45 @@ QUESTIONS = 30
 DOCS = [f"d{i:02d}" for i in range(QUESTIONS + 20)]
 ALWAYS_MET = ("R@10", "P@20", "R@5", "P@5", "R@3", "P@10", "R@20")  # a move from rank 1 to 2 changes none
 ATTACK_MOVED = 8  # answers moved from rank 1 to rank 2: nDCG@5 -0.098, p ≈ 0.0078 (2 of 256 sign patterns)
+
+
+ND, P5, R5, R10 = Measure("nDCG", 5), Measure("P", 5), Measure("R", 5), Measure("R", 10)
+
+
+def _comparison(*deltas: Delta) -> Comparison:
+    out = Comparison("base", "0" * 40)
+    out.head_gold = View("head", list(deltas), paired=50)
+    return out
+
+
+def test_the_base_family_is_corrected_alone_and_the_added_one_apart():
+    deltas = (Delta(ND, .8, .7, 0.02, 50, 10_000), Delta(P5, .5, .45, 0.03, 50, 10_000),
+              Delta(R5, .6, .6, 1.0, 50, 10_000), Delta(R10, .6, .5, 0.013, 50, 10_000))
+    thresholds = [Threshold(m, 0) for m in (ND, P5, R5, R10)]
+    one = significance_gate(0.05, thresholds, _comparison(*deltas))  # the head's rules: one family of four
+    assert {t.family for t in one.tested} == {"head"} and one.passed  # 0.013 x 4 = 0.052: none fails
+    got = significance_gate(0.05, thresholds, _comparison(*deltas), frozenset({ND, P5}))
+    by = {t.measure: t for t in got.tested}
+    assert (by[ND].family, by[P5].family, by[R5].family, by[R10].family) == ("base", "base", "added", "added")
+    assert by[ND].adjusted == pytest.approx(0.04) and by[P5].adjusted == pytest.approx(0.04)  # two, not four
+    assert by[R10].adjusted == pytest.approx(0.026) and by[R10].failed  # an added measure can fail too
+    assert not got.passed and len(got.reasons()) == 3
+    alone = significance_gate(0.05, thresholds[:2], _comparison(*deltas), frozenset({ND, P5}))
+    assert [(t.measure, t.adjusted) for t in alone.tested] == [(t.measure, t.adjusted) for t in got.tested[:2]]
+
+
+def test_each_family_has_its_own_floor_and_the_additions_do_not_raise_the_base_s():
+    deltas = [Delta(ND, .8, .1, 1 / 1_001, 50, 1_000)] + [
+        Delta(Measure("R", k), .5, .5, 1.0, 50, 1_000) for k in range(1, 61)]
+    thresholds = [Threshold(d.measure, 0) for d in deltas]
+    got = significance_gate(0.05, thresholds, _comparison(*deltas), frozenset({ND}))
+    assert got.floors == {"base": pytest.approx(1 / 1_001), "added": pytest.approx(60 / 1_001)}
+    assert not got.passed and not got.reachable
+    assert got.notes() == ["`significance.alpha` 0.05 is below the smallest Holm-adjusted p-value the permutations "
+                           "can give the measures this pull request added a threshold on (0.05994): that family "
+                           "cannot fail"]
+    one = significance_gate(0.05, thresholds, _comparison(*deltas))  # one family of 61: the drop is not seen
+    assert one.passed and one.notes()[-1].endswith("(0.06094): this gate cannot fail")
 
 
 def _tags(q: int) -> list[str]:

@@ -68,7 +68,7 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
     with measure(root, cfg, out, options, also_rank) as head:
         comparison = _compare(cfg, base_cfg, tree, out, head) if exported and out.evaluation is not None else None
-        gate(cfg, out, comparison)
+        gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
     return decide(out)
 
 
