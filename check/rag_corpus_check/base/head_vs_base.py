@@ -78,7 +78,7 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
         # the head's means charged before the base is measured: over the budget, the base is not
         ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
         comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
-        gate(cfg, out, comparison)
+        gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
     return decide(out)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, SliceRule, Threshold
+from rag_corpus_check.metrics.measures import Measure
 
 BASE = "base"
 FIRST_INTRODUCTION = "head-first-introduction"
@@ -290,6 +291,14 @@ def enforce(rules: Rules, base: Config, head: Config) -> Config:
                        slices=merge_slices(base.slices, head.slices),
                        command_timeout=min(base.command_timeout, head.command_timeout))
     return enforced.with_limits({n: min(base.limit(n), head.limit(n)) for n in LIMIT_NAMES})
+
+
+def significance_family(rules: Rules, base: Config) -> frozenset[Measure] | None:
+    """The family the significance gate Holm-corrects the base's measures
+    over: under the base's rules, the measures of the base config's own
+    thresholds (those the head adds are tested as a family of their own,
+    never widening it); None under the head's rules (one family)."""
+    return frozenset(t.measure for t in base.thresholds) if rules.source == BASE else None
 
 
 def _stricter(base: PerQuestion | None, head: PerQuestion | None) -> PerQuestion | None:

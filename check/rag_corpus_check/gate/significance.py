@@ -3,10 +3,20 @@
 With a base, every delta carries the p-value of a two-sided paired
 randomization (sign-flip) test over the questions in both revisions
 (:func:`compare.paired_randomization`). This gate fails when a measure with
-a threshold dropped and its p-value, Holm-corrected across the measures
-with a threshold (of one gold set), is at most ``alpha``. Each gold set
-compared (the head's, the base's) is a family of its own, as ``max_drop``
-checks each.
+a threshold dropped and its p-value, Holm-corrected across its family (of
+one gold set), is at most ``alpha``. Each gold set compared (the head's, the
+base's) has families of its own, as ``max_drop`` checks each.
+
+The families (:data:`terms.FAMILIES`): under the base's rules (``rules-source``
+base) the base's family is the measures of the base config's thresholds,
+corrected among themselves alone; the measures a pull request adds a
+threshold on are a second family, corrected among themselves. A pull
+request's additions can so only add tests: the base's measures get the
+same adjusted p-values with or without them, never a larger Holm factor
+(ten always-met thresholds added to one would otherwise multiply its
+p-value by eleven). Under the head's own rules (no base config, its first
+introduction, head-override) every measure with a threshold is one family,
+``head``.
 
 What it can and cannot see:
 
@@ -23,7 +33,9 @@ What it can and cannot see:
 * p-values are estimated from at most 10,000 sign flips (fewer past 2,000
   questions, see each delta's ``permutations``), so none is below
   1 / (permutations + 1) and the smallest Holm-adjusted one is m times that
-  for m measures: a lower ``alpha`` can never fail, and the check says so.
+  for a family of m measures: a lower ``alpha`` can never fail that family,
+  and the check says so, of each family (the base's floor does not grow
+  with what a pull request adds).
 """
 
 from __future__ import annotations
@@ -32,7 +44,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
+from rag_corpus_check.gate.terms import ADDED_FAMILY as ADDED
+from rag_corpus_check.gate.terms import BASE_FAMILY as BASE
 from rag_corpus_check.gate.terms import GOLD_WORDS
+from rag_corpus_check.gate.terms import HEAD_FAMILY as HEAD
 from rag_corpus_check.metrics.measures import Measure
 
 if TYPE_CHECKING:
@@ -55,15 +70,16 @@ def holm(p_values: list[float]) -> list[float]:
 @dataclass(frozen=True)
 class Tested:
     gold: str  # the view's gold set: "head" or "base"
+    family: str  # one of terms.FAMILIES: the measures it is Holm-corrected with
     measure: Measure
     delta: float
     p_value: float
-    adjusted: float  # Holm-adjusted over the view's tested measures
+    adjusted: float  # Holm-adjusted over the tested measures of the view's family
     questions: int
     failed: bool  # dropped, and adjusted <= alpha
 
     def to_json(self) -> dict:
-        return {"gold": self.gold, "measure": str(self.measure), "delta": self.delta, "p_value": self.p_value,
+        return {"gold": self.gold, "family": self.family, "measure": str(self.measure), "delta": self.delta, "p_value": self.p_value,
                 "adjusted_p_value": self.adjusted, "paired_questions": self.questions, "failed": self.failed}
 
 
@@ -72,7 +88,9 @@ class SignificanceResult:
     alpha: float
     tested: list[Tested] = field(default_factory=list)
     untested: list[str] = field(default_factory=list)  # why a measure with a threshold could not be tested
-    floor: float | None = None  # the smallest adjusted p-value the permutations can give (None: nothing tested)
+    # family -> the smallest adjusted p-value the permutations can give it (the larger of the gold sets');
+    # a family nothing was tested of has none
+    floors: dict[str, float] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -80,7 +98,7 @@ class SignificanceResult:
 
     @property
     def reachable(self) -> bool:
-        return self.floor is None or self.floor <= self.alpha
+        return all(floor <= self.alpha for floor in self.floors.values())
 
     def reasons(self) -> list[str]:
         return [f"`{t.measure}` dropped {t.delta:+.4f} vs base judged by {GOLD_WORDS[t.gold]}, and the drop is "
@@ -89,35 +107,58 @@ class SignificanceResult:
 
     def notes(self) -> list[str]:
         found = list(self.untested)
-        if not self.reachable:
-            found.append(f"`significance.alpha` {self.alpha:g} is below the smallest Holm-adjusted p-value the "
-                         f"permutations can give ({self.floor:.4g}): this gate cannot fail")
+        for family, floor in self.floors.items():
+            if floor > self.alpha:
+                found.append(f"`significance.alpha` {self.alpha:g} is below the smallest Holm-adjusted p-value the "
+                             f"permutations can give{self._over(family)} ({floor:.4g}): "
+                             f"{'this gate' if len(self.floors) == 1 else 'that family'} cannot fail")
         return found
+
+    def _over(self, family: str) -> str:
+        if len(self.floors) == 1:
+            return ""
+        return {ADDED: " the measures this pull request added a threshold on",
+                BASE: " the measures of the base's thresholds"}.get(family, "")
 
     def to_json(self) -> dict:
         return {"alpha": self.alpha, "correction": "holm", "passed": self.passed,
                 "tested": [t.to_json() for t in self.tested], "notes": self.notes()}
 
 
-def significance_gate(alpha: float, thresholds: list[Threshold], comparison: Comparison) -> SignificanceResult:
-    """The gate over every gold set compared."""
+def significance_gate(alpha: float, thresholds: list[Threshold], comparison: Comparison,
+                      base_family: frozenset[Measure] | None = None) -> SignificanceResult:
+    """The gate over every gold set compared. ``base_family``: under the
+    base's rules, the measures of the base config's thresholds (Holm-corrected
+    among themselves; the others the pull request added, a family of their
+    own); None under the head's own rules (one family)."""
     out = SignificanceResult(alpha)
-    gated = [t.measure for t in thresholds]
-    for v in comparison.views:
-        _view(out, v, gated)
+    for family, gated in families(thresholds, base_family):
+        for v in comparison.views:
+            _view(out, v, family, gated)
     return out
 
 
-def _view(out: SignificanceResult, v: View, gated: list[Measure]) -> None:
+def families(thresholds: list[Threshold], base_family: frozenset[Measure] | None) -> list[tuple[str, list[Measure]]]:
+    """Each family and its measures, in the thresholds' order (empty ones left out)."""
+    gated = [t.measure for t in thresholds]
+    if base_family is None:
+        return [(HEAD, gated)]
+    found = [(BASE, [m for m in gated if m in base_family]), (ADDED, [m for m in gated if m not in base_family])]
+    return [(family, measures) for family, measures in found if measures]
+
+
+def _view(out: SignificanceResult, v: View, family: str, gated: list[Measure]) -> None:
     deltas = [d for d in v.deltas if d.measure in gated]
     tested = [d for d in deltas if _testable(d)]
     out.untested += [_untested(d, v.gold) for d in deltas if d not in tested]
     p_values = [float(d.p_value or 0) for d in tested]  # not None: testable
     for d, p, adj in zip(tested, p_values, holm(p_values), strict=True):
         delta = float(d.delta or 0)
-        out.tested.append(Tested(v.gold, d.measure, delta, p, adj, d.paired_questions, delta < 0 and adj <= out.alpha))
+        out.tested.append(Tested(v.gold, family, d.measure, delta, p, adj, d.paired_questions,
+                                 delta < 0 and adj <= out.alpha))
     if tested:
-        out.floor = max(out.floor or 0.0, len(tested) / (min(d.permutations for d in tested) + 1))
+        floor = len(tested) / (min(d.permutations for d in tested) + 1)
+        out.floors[family] = max(out.floors.get(family, 0.0), floor)
 
 
 def _testable(d: Delta) -> bool:

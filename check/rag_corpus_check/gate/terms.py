@@ -25,3 +25,9 @@ GOLD_SETS = {
     BASE_GOLD: "the base's gold set (its questions and labels) for both rankings",
 }
 GOLD_WORDS = {HEAD_GOLD: "the head's gold set", BASE_GOLD: "the base's gold set"}  # in a sentence
+
+# The significance gate's Holm families (gate.significance): the head's own
+# rules' one family; under the base's rules, the base's thresholds' measures
+# and, apart from them, those the pull request added a threshold on.
+HEAD_FAMILY, BASE_FAMILY, ADDED_FAMILY = "head", "base", "added"
+FAMILIES = (HEAD_FAMILY, BASE_FAMILY, ADDED_FAMILY)

@@ -316,15 +316,17 @@ def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
     return True
 
 
-def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> None:
+def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None,
+         base_family: frozenset[Measure] | None = None) -> None:
     """The thresholds against the means; with a base compared, also against
     the head's means judged by the base's gold set, the max_drops against
-    the paired means of each gold set, and the per-question rule. Nothing
-    after a stage over the resampling budget (a limit problem)."""
+    the paired means of each gold set, and the per-question rule
+    (``base_family``: the significance gate's, see :mod:`gate.significance`).
+    Nothing after a stage over the resampling budget (a limit problem)."""
     if out.evaluation is None or (out.resampling is not None and out.resampling.refused):
         return
     _slices(cfg, out)
-    add_uncertainty(cfg, out, comparison)
+    add_uncertainty(cfg, out, comparison, base_family)
     if comparison is None:
         out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
         return

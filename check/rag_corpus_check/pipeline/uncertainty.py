@@ -55,10 +55,12 @@ def head_uncertainty(cfg: Config, gold: Gold, run: Run, evaluation: Evaluation) 
                            head_debt(gold.grades(), run.rankings(), evaluation, scale(cfg)))
 
 
-def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = None) -> None:
+def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = None,
+                    base_family: frozenset[Measure] | None = None) -> None:
     """The means' intervals and bounds (those taken ahead when they are of
     the evaluation that stood), and the paired test's gate (with a base and
-    `significance.alpha`)."""
+    `significance.alpha`; ``base_family``: under the base's rules, the
+    measures of the base's thresholds, see :mod:`gate.significance`)."""
     if out.evaluation is None or out.gold is None or out.run is None:
         return
     ahead = out.uncertainty_ahead
@@ -72,7 +74,7 @@ def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = N
     if comparison is not None and cfg.significance is not None:
         from rag_corpus_check.gate.significance import significance_gate
 
-        out.significance = significance_gate(cfg.significance, cfg.thresholds, comparison)
+        out.significance = significance_gate(cfg.significance, cfg.thresholds, comparison, base_family)
 
 
 def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: dict[str, list[str]] | None) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.gate import bootstrap
 from rag_corpus_check.gate.bootstrap import Interval
 from rag_corpus_check.gate.label_debt import ASSUMPTION, Explained, explained_drops
-from rag_corpus_check.gate.terms import GOLD_WORDS
+from rag_corpus_check.gate.terms import ADDED_FAMILY, BASE_FAMILY, FAMILIES, GOLD_WORDS, HEAD_FAMILY
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.markdown import Summary, fmt
@@ -100,19 +100,30 @@ def add_significance(s: Summary, out: Outcome) -> None:
     sig = out.significance
     if sig is None:
         return
-    m = len({t.measure for t in sig.tested})
     s.para(f"{'✅' if sig.passed else '❌'} Paired test gate (`significance.alpha` {sig.alpha:g}, Holm-corrected across "
-           f"the {m} measures with a threshold, per gold set): a measure fails when it dropped and its adjusted "
+           f"{_families(sig.tested)}, per gold set): a measure fails when it dropped and its adjusted "
            "p-value is at most alpha. Questions whose value did not change do not move the p-value.")
+    added = any(t.family == ADDED_FAMILY for t in sig.tested)
     if sig.tested:
-        s.table(["gold set", "measure", "Δ", "p", "Holm-adjusted p", "result"], [_tested_row(t) for t in sig.tested])
+        s.table(["gold set", *(["family"] if added else []), "measure", "Δ", "p", "Holm-adjusted p", "result"],
+                [_tested_row(t, added) for t in sig.tested])
     for note in sig.notes():
         s.para(f"> [!NOTE]\n> {note}")
 
 
-def _tested_row(t: Tested) -> list[str]:
-    return [t.gold, f"`{t.measure}`", f"{t.delta:+.4f}", f"{t.p_value:.4f}", f"{t.adjusted:.4f}",
-            "❌ significant drop" if t.failed else "✅"]
+def _families(tested: list[Tested]) -> str:
+    """The families the summary names: one, or the base's and the added one."""
+    count = {f: len({t.measure for t in tested if t.family == f}) for f in FAMILIES}
+    if not count[ADDED_FAMILY]:
+        return f"the {count[HEAD_FAMILY] + count[BASE_FAMILY]} measures with a threshold"
+    return (f"the base's {count[BASE_FAMILY]} measures with a threshold, and apart from them the "
+            f"{count[ADDED_FAMILY]} this pull "
+            "request added a threshold on")
+
+
+def _tested_row(t: Tested, family: bool) -> list[str]:
+    return [t.gold, *([t.family] if family else []), f"`{t.measure}`", f"{t.delta:+.4f}", f"{t.p_value:.4f}",
+            f"{t.adjusted:.4f}", "❌ significant drop" if t.failed else "✅"]
 
 
 def results_json(out: Outcome) -> dict:
