@@ -53,12 +53,17 @@ MAX_STDLIB = {"committed-run.rag-corpus-check.yml": 114, ".rag-corpus-check.yml"
 PACKAGES = {"committed-run.rag-corpus-check.yml": {"yaml"}, ".rag-corpus-check.yml": {"yaml"}}
 
 # launch.py, as the action runs it; the CLI ends with os._exit, which prints
-# the modules loaded by then.
+# the modules loaded by then, and those the interpreter had loaded before the
+# check started (its site hooks: a .pth file such as setuptools'
+# distutils-precedence.pth, which imports _distutils_hack in a venv that has
+# setuptools — the one Python 3.11's venv makes).
 SCRIPT = """
-import json, os, runpy, sys
+import sys
+at_start = sorted(sys.modules)
+import json, os, runpy
 exit_now = os._exit
 def report(code):
-    print(json.dumps({"code": code, "modules": sorted(sys.modules)}), flush=True)
+    print(json.dumps({"code": code, "modules": sorted(sys.modules), "at_start": at_start}), flush=True)
     exit_now(0)
 os._exit = report
 sys.argv = sys.argv[1:]
@@ -68,13 +73,16 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 def imported(cwd, *argv: str) -> tuple[int, set[str]]:
     """Exit code and every module loaded by one whole CLI run, in a fresh
-    isolated interpreter (no PYTHON* variables, no user site)."""
+    isolated interpreter (no PYTHON* variables, no user site), less the
+    packages outside the standard library the interpreter's start-up loaded
+    before the run (site hooks of the environment, not imports of the check)."""
     done = subprocess.run([sys.executable, "-I", "-c", SCRIPT, str(LAUNCH), *argv, "--quiet", "--no-github"],
                           cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
                           env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout.splitlines()[-1])
-    return report["code"], set(report["modules"])
+    hooks = {m for m in report["at_start"] if m.split(".")[0] not in sys.stdlib_module_names} - {"__main__"}
+    return report["code"], set(report["modules"]) - hooks
 
 
 @pytest.fixture
