@@ -157,7 +157,7 @@ def _from_file(array: np.memmap, step: int) -> Iterator[tuple[int, np.ndarray]]:
         f.seek(array.offset)
         for start in range(0, array.shape[0], step):
             rows = buffer[:min(step, array.shape[0] - start)]
-            _fill(f, memoryview(rows).cast("B"), name)
+            _fill(f, rows.data.cast("B"), name)
             yield start, rows
 
 
@@ -189,5 +189,5 @@ def bad_row(array: np.ndarray) -> tuple[int, str] | None:
         bad = np.flatnonzero(~(finite & nonzero))
         if bad.size:
             row = int(bad[0])
-            return start + row, "a NaN or infinite value" if not finite[row] else "all zeros"
+            return start + row, "a NaN or infinite value" if not np.isfinite(values[row]).all() else "all zeros"
     return None
