@@ -3,10 +3,11 @@
 :mod:`npy` checks a ``.npy`` header before numpy reads the file,
 :mod:`folder` reads a vectors folder, :mod:`search` is the exact cosine
 search, :mod:`fusion` the reciprocal rank fusion with BM25, :mod:`trust`
-the freshness check, :mod:`base_identity` the base check, :mod:`pipeline.dense_ranker` puts
-them together. numpy is imported by the modules that need it, which
-:mod:`pipeline.rankings` imports only for a dense or hybrid retriever: a BM25
-check never imports it (this module has no numpy).
+the freshness check, :mod:`base_identity` the base check, :mod:`choice` the
+vectors the base's questions are ranked with, :mod:`ranker` puts them
+together. numpy is imported by the modules that need it, which
+:mod:`rankers` imports only for a dense or hybrid ranker: a BM25 check never
+imports it (this module has no numpy).
 """
 
 from __future__ import annotations
