@@ -32,7 +32,7 @@ from rag_corpus_check.pipeline.stages import (
     measure,
 )
 from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
-from rag_corpus_check.retrieval.rankers import BaseQuestions
+from rag_corpus_check.retrieval.protocol import BaseQuestions
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 
 

@@ -26,7 +26,8 @@ from rag_corpus_check.metrics.measures import (
 )
 from rag_corpus_check.retrieval.bm25 import BM25Params, Bounds
 from rag_corpus_check.retrieval.dense import folder_files
-from rag_corpus_check.retrieval.rankers import DEFAULT, RANKERS, Command, Ranker
+from rag_corpus_check.retrieval.protocol import Ranker
+from rag_corpus_check.retrieval.rankers import DEFAULT, RANKERS, Command
 from rag_corpus_check.safe_io import (
     CONFIG_MAX_BYTES,
     InputError,

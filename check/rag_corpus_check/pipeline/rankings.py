@@ -11,7 +11,7 @@ from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, Source, read_run, where
 from rag_corpus_check.pipeline.outcome import Retrieval
-from rag_corpus_check.retrieval.rankers import Job, Questions, Ranker, Rankings
+from rag_corpus_check.retrieval.protocol import Job, Questions, Ranker, Rankings
 from rag_corpus_check.safe_io import InputError
 
 COMMAND_FILE = "(retriever command output)"

@@ -35,7 +35,7 @@ from rag_corpus_check.safe_io import InputError, resolve_input
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
     from rag_corpus_check.gate.compare import Comparison
     from rag_corpus_check.inputs import Run
-    from rag_corpus_check.retrieval.rankers import BaseQuestions, Ranker
+    from rag_corpus_check.retrieval.protocol import BaseQuestions, Ranker
 
 
 @dataclass(frozen=True)

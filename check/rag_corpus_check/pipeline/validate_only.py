@@ -20,7 +20,7 @@ from rag_corpus_check.pipeline.rankings import _corpus_where as corpus_where
 from rag_corpus_check.pipeline.rankings import _gold_where as gold_where
 from rag_corpus_check.pipeline.rankings import _questions as questions_of
 from rag_corpus_check.pipeline.stages import Options, configure, enter, gold_sources, input_sources
-from rag_corpus_check.retrieval.rankers import Questions
+from rag_corpus_check.retrieval.protocol import Questions
 
 
 def validate(root: str, config_path: str) -> Outcome:

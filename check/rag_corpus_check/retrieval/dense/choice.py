@@ -18,7 +18,7 @@ from rag_corpus_check.core.text import natural_key, safe_id, safe_text
 from rag_corpus_check.retrieval.dense import SHOWN
 from rag_corpus_check.retrieval.dense.folder import Rows, Vectors
 from rag_corpus_check.retrieval.dense.trust import text_sha256
-from rag_corpus_check.retrieval.rankers import BaseQuestions
+from rag_corpus_check.retrieval.protocol import BaseQuestions
 
 
 @dataclass

@@ -21,7 +21,7 @@ from rag_corpus_check.retrieval.dense.choice import question_vectors
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch
 from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_digest
-from rag_corpus_check.retrieval.rankers import BaseQuestions, Questions, Settings, Where
+from rag_corpus_check.retrieval.protocol import BaseQuestions, Questions, Settings, Where
 from rag_corpus_check.safe_io import InputError
 
 _STATUS = methodcaller("get", "status", "active")
