@@ -92,6 +92,7 @@ def budget_message(exc: Budget, s: Settings) -> str:
     return (f"{exc.message}; raise `limits.{exc.limit}` in {s.path_display} if this input is "
             "meant (with --base, in a PR that sets a new `rule_change_reason`)")
 
+
 class Ranker(Generic[R]):
     """The protocol every ranker keeps; the defaults are those of a ranker
     that sees no corpus record and cannot rank the base's questions."""
@@ -100,7 +101,7 @@ class Ranker(Generic[R]):
     said: ClassVar[str]  # how a note names it ("the base ranks with …")
     needs_vectors: ClassVar[bool] = False  # reads `retriever.vectors` and `model`
     runs_command: ClassVar[bool] = False  # runs the repository's code (`retriever.command`)
-    ranks_base: ClassVar[bool] = True  # ranks the base's questions as the base wrote them (else by id)
+    ranks_base: ClassVar[bool] = False  # ranks the base's questions as the base wrote them (else by id)
 
     def __init__(self, s: Settings, job: Job[R]):
         self.s, self.job = s, job

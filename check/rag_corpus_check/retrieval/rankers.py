@@ -50,6 +50,7 @@ class BM25(Ranker[R]):
     """The built-in BM25, indexed while the corpus is read."""
 
     name, said = "bm25", "the built-in BM25"
+    ranks_base = True
     FILE = "(built-in BM25)"
 
     def __init__(self, s: Settings, job: Job[R]):
@@ -119,7 +120,7 @@ class Dense(Ranker[R]):
     """Exact cosine search over the committed vectors (:mod:`dense.ranker`)."""
 
     name, said = "dense", "dense retrieval"
-    needs_vectors = True
+    needs_vectors = ranks_base = True
     fused: ClassVar[bool] = False  # fused with BM25 (how the base's questions' note says it)
     FILE = "(committed vectors)"
 
@@ -227,8 +228,7 @@ class Command(Ranker[R]):
     """The team's retriever command (:mod:`external`), run without a shell."""
 
     name, said = "command", "a retriever command"
-    runs_command = True
-    ranks_base = False  # its run is of the head's questions: the base's are ranked by id
+    runs_command = True  # ranks_base stays False: its run is of the head's questions, the base's are ranked by id
 
     @classmethod
     def rules(cls, s: Settings) -> dict:
