@@ -132,7 +132,7 @@ def child(mode: str, folder: str, depth: int, check_dir: str = CHECK) -> None:
     if mode == "idle":
         sys.path.insert(0, check_dir)
         import rag_corpus_check.commands.cli
-        import rag_corpus_check.pipeline.dense_ranker  # noqa: F401
+        import rag_corpus_check.retrieval.dense.ranker  # noqa: F401
         return
     if mode.startswith("check"):
         env = dict(os.environ, PYTHONPATH=check_dir)

@@ -353,7 +353,7 @@ def test_the_same_question_text_is_refused_before_any_search(repo, run_cli, monk
 
 
 def test_a_questions_file_past_its_cap_is_a_limit(repo, run_cli, monkeypatch):
-    from rag_corpus_check.pipeline import rankings as retrieval
+    from rag_corpus_check.retrieval import rankers as retrieval
 
     monkeypatch.setattr(retrieval, "MAX_QUESTIONS_BYTES", 1000)
     _command_repo(repo, GOOD)

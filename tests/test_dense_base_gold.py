@@ -185,8 +185,8 @@ def _folder(tmp_path, name: str, questions: list[tuple[str, str]], seed: int, di
 def test_each_base_question_takes_the_most_trusted_vector_there_is(tmp_path):
     """The base's row of the base's text; else the head's row of that text;
     else (reworded) the head's row of the id; else none — each counted."""
-    from rag_corpus_check.pipeline.base_gold import question_vectors
-    from rag_corpus_check.pipeline.base_questions import BaseQuestions
+    from rag_corpus_check.retrieval.dense.choice import question_vectors
+    from rag_corpus_check.retrieval.protocol import BaseQuestions
 
     base_vectors = _folder(tmp_path, "base", [("a", "alpha?")], seed=1)
     head = _folder(tmp_path, "head", [("a", "alpha?"), ("b", "beta?"), ("c", "gamma, reworded?")], seed=5)
@@ -204,8 +204,8 @@ def test_each_base_question_takes_the_most_trusted_vector_there_is(tmp_path):
 
 
 def test_base_vectors_of_other_dimensions_are_not_used_and_the_note_says_why(tmp_path):
-    from rag_corpus_check.pipeline.base_gold import question_vectors
-    from rag_corpus_check.pipeline.base_questions import BaseQuestions
+    from rag_corpus_check.retrieval.dense.choice import question_vectors
+    from rag_corpus_check.retrieval.protocol import BaseQuestions
 
     base = BaseQuestions({"a": "alpha?"}, _folder(tmp_path, "base", [("a", "alpha?")], seed=1, dims=4))
     chosen = question_vectors(base, _folder(tmp_path, "head", [("a", "alpha?")], seed=5), hybrid=True)

@@ -15,9 +15,9 @@ import pytest
 
 from conftest import check
 from rag_corpus_check.inputs import corpus as exact_corpus
-from rag_corpus_check.pipeline.dense_ranker import DenseRanker
 from rag_corpus_check.retrieval.dense import search as S
 from rag_corpus_check.retrieval.dense.npy import load, row_blocks
+from rag_corpus_check.retrieval.dense.ranker import DenseRanker
 from rag_corpus_check.retrieval.dense.trust import text_digest
 from rag_corpus_check.safe_io import InputError
 from support.repos import edit
@@ -63,7 +63,7 @@ def test_the_ranker_keeps_an_id_and_32_bytes_per_served_record():
                (("id", "c"), ("text", "z"))]
     ranker.block(1, records)
     assert ranker.ids == ["a", "c"] and bytes(ranker.digests) == text_digest("x" * 10_000) + text_digest("z")
-    assert set(vars(ranker)) == {"cfg", "root", "ids", "digests", "vectors"}  # no text is kept
+    assert set(vars(ranker)) == {"cfg", "root", "stored", "ids", "digests", "vectors"}  # no text is kept
     ranker.clear()
     assert ranker.ids == [] and not ranker.digests
     ranker.add("d", {"id": "d", "text": "w"})

@@ -20,9 +20,9 @@ from hostile import (
 )
 from rag_corpus_check import inputs
 from rag_corpus_check.commands import cli
-from rag_corpus_check.pipeline import rankings as retrieval
 from rag_corpus_check.pipeline import stages as pipeline
 from rag_corpus_check.report import console, github, results, summary
+from rag_corpus_check.retrieval import rankers as retrieval
 
 # What the injected exception says: a secret, a workflow command and a line break.
 BOOM = f"{CANARY} ::error::owned\n##[error]owned"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from rag_corpus_check.base.tree import BaseTree, open_base
-from rag_corpus_check.config.load import VECTOR_TYPES, Config, load_config
+from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate import rules as R
@@ -21,7 +21,6 @@ from rag_corpus_check.inputs import Inputs, Run, read_gold_set
 from rag_corpus_check.metrics.evaluate import evaluate
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
-from rag_corpus_check.pipeline.base_questions import BaseQuestions
 from rag_corpus_check.pipeline.context import Context
 from rag_corpus_check.pipeline.outcome import BaseResult, Outcome, decide
 from rag_corpus_check.pipeline.stages import (
@@ -33,6 +32,7 @@ from rag_corpus_check.pipeline.stages import (
     measure,
 )
 from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
+from rag_corpus_check.retrieval.protocol import BaseQuestions
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 
 
@@ -206,7 +206,7 @@ def _export_base(tree: BaseTree, base_cfg: Config) -> None:
     """Every input of the base copied out of git; :class:`InputError` when
     the base cannot be measured (a retriever command, an input missing or
     unreadable at the base commit)."""
-    if base_cfg.run_source == "command":
+    if base_cfg.run is None and base_cfg.ranker.runs_command:
         raise InputError("command", "the base's config ranks with a retriever command, which the check does not "
                                     "run at the base commit (it would run the base's code)")
     for rel in base_cfg.input_files:
@@ -221,7 +221,7 @@ def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | 
     their texts, and for dense and hybrid the base's vectors (trusted: the
     base revision's). None for a committed run or a command (ranked by id),
     or when the base's gold set cannot be read."""
-    if cfg.run_source not in ("bm25", *VECTOR_TYPES):
+    if cfg.run is not None or not cfg.ranker.ranks_base:
         return None
     texts = base_texts(root, base_cfg)
     if texts is None:
@@ -355,7 +355,7 @@ def _relabelled(comparison: Comparison) -> tuple[str | None, str | None]:
 
 def _run_rewritten(cfg: Config, out: Outcome) -> tuple[str | None, str | None]:
     assert out.base is not None
-    if cfg.run_source != "file" or out.run is None or not _rankings_changed(out.base.rankings or {}, out.run):
+    if cfg.run is None or out.run is None or not _rankings_changed(out.base.rankings or {}, out.run):
         return None, None
     return ("the committed run's rankings changed in this PR: with `run:` the gate measures the rankings the "
             "pull request supplies, not rankings made from the corpus here, and cannot tell a better retriever's "

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rag_corpus_check.config.load import VECTOR_TYPES, Config, add_tree_arguments, load_config
+from rag_corpus_check.config.load import Config, add_tree_arguments, load_config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_id, safe_text
 from rag_corpus_check.inputs import read_inputs, where
@@ -142,7 +142,7 @@ def _config(root: str, path: str) -> Config:
     cfg, _ = load_config(root, path, problems)
     if cfg is None:
         raise Invalid(problems)
-    if cfg.retriever not in VECTOR_TYPES or not cfg.vectors or not cfg.model:
+    if not cfg.ranker.needs_vectors or not cfg.vectors or not cfg.model:
         raise InputError("config", "embed needs `retriever.type: dense` or `hybrid`, with `vectors` and `model`",
                          file=cfg.path_display)
     return cfg

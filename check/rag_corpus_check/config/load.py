@@ -25,6 +25,8 @@ from rag_corpus_check.metrics.measures import (
 )
 from rag_corpus_check.retrieval.bm25 import BM25Params, Bounds
 from rag_corpus_check.retrieval.dense import folder_files
+from rag_corpus_check.retrieval.protocol import Ranker
+from rag_corpus_check.retrieval.rankers import DEFAULT, RANKERS, Command
 from rag_corpus_check.safe_io import (
     CONFIG_MAX_BYTES,
     InputError,
@@ -36,7 +38,6 @@ from rag_corpus_check.safe_io import (
 )
 
 DEFAULT_CONFIG = ".rag-corpus-check.yml"
-VECTOR_TYPES = ("dense", "hybrid")  # retriever types that read `retriever.vectors`
 
 
 def add_tree_arguments(parser) -> None:
@@ -137,7 +138,7 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     bounds: Bounds = field(default_factory=Bounds)
     resampling_per_byte: int = RESAMPLING_PER_BYTE  # limits.max_resampling_work_per_byte (gate.budget)
-    retriever: str = "bm25"  # used when run is None: "bm25", "command", "dense" or "hybrid"
+    ranker: type[Ranker] = DEFAULT  # used when run is None: `retriever.type`'s (retrieval.rankers.RANKERS)
     bm25: BM25Params = field(default_factory=BM25Params)
     vectors: str | None = None  # dense and hybrid: the vectors folder (retrieval/dense/folder.py)
     model: str | None = None  # dense and hybrid: the embedding model, as model.json names it
@@ -177,12 +178,7 @@ class Config:
     @property
     def uses_vectors(self) -> bool:
         """The ranking is made from the committed vectors (dense or hybrid)."""
-        return self.run is None and self.retriever in VECTOR_TYPES
-
-    @property
-    def run_source(self) -> str:
-        """Where the ranking comes from: "file", "bm25", "command", "dense" or "hybrid"."""
-        return "file" if self.run is not None else self.retriever
+        return self.run is None and self.ranker.needs_vectors
 
     def measures(self) -> list[Measure]:
         """Every measure computed: the headline ones at the config's k, then
@@ -257,7 +253,7 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         limits=Limits(**{name: lim.get(name, getattr(Limits, name)) for name in FILE_LIMITS}),
         bounds=Bounds(**{name: lim.get(name, getattr(Bounds, name)) for name in BOUND_LIMITS}),
         resampling_per_byte=lim.get(RESAMPLING_LIMIT, RESAMPLING_PER_BYTE),
-        retriever=ret.get("type", "command" if "command" in ret else "bm25"), bm25=_bm25(ret),
+        ranker=RANKERS[ret["type"]] if "type" in ret else Command if "command" in ret else DEFAULT, bm25=_bm25(ret),
         command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
         vectors=ret.get("vectors"), model=ret.get("model"), rrf_k=ret.get("rrf_k", 60),
         rule_change_reason=doc.get("rule_change_reason"), raw=_plain(doc),
@@ -301,10 +297,10 @@ def _consistent(cfg: Config, doc: dict, problems: P.Problems) -> bool:
 
 def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
     found = []
-    if cfg.retriever == "command" and not cfg.command:
-        found.append(("`retriever.type: command` needs `retriever.command: [argv, ...]`", ["retriever"]))
-    if cfg.retriever != "command" and cfg.command:
-        found.append((f"`retriever.command` is set but `retriever.type` is {cfg.retriever}; set `type: command`",
+    if cfg.ranker.runs_command and not cfg.command:
+        found.append((f"`retriever.type: {cfg.ranker.name}` needs `retriever.command: [argv, ...]`", ["retriever"]))
+    if not cfg.ranker.runs_command and cfg.command:
+        found.append((f"`retriever.command` is set but `retriever.type` is {cfg.ranker.name}; set `type: command`",
                       ["retriever", "type"]))
     found += _vector_problems(cfg)
     if cfg.bm25.depth < cfg.k:
@@ -315,10 +311,10 @@ def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
 
 def _vector_problems(cfg: Config) -> list[tuple[str, list[str]]]:
     """`vectors` and `model` go with (and only with) dense and hybrid."""
-    if cfg.retriever in VECTOR_TYPES:
+    if cfg.ranker.needs_vectors:
         missing = [name for name in ("vectors", "model") if getattr(cfg, name) is None]
-        return [(f"`retriever.type: {cfg.retriever}` needs `retriever.{name}`", ["retriever"]) for name in missing]
-    return [(f"`retriever.{name}` is set but `retriever.type` is {cfg.retriever}; set `type: dense` or "
+        return [(f"`retriever.type: {cfg.ranker.name}` needs `retriever.{name}`", ["retriever"]) for name in missing]
+    return [(f"`retriever.{name}` is set but `retriever.type` is {cfg.ranker.name}; set `type: dense` or "
              "`type: hybrid`", ["retriever", name]) for name in ("vectors", "model") if getattr(cfg, name)]
 
 

@@ -68,18 +68,7 @@ def ranking(cfg: Config, run_file: str | None) -> dict:
     timeout is a limit: the lower one holds, see :func:`enforce`)."""
     if cfg.run is not None:
         return {"source": "committed run", "run": run_file}
-    if cfg.retriever == "command":
-        return {"source": "retriever command", "command": list(cfg.command or []), "depth": cfg.bm25.depth}
-    p = cfg.bm25
-    bm25 = {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
-            "statuses": list(p.statuses), "stopwords": p.stopwords}
-    if cfg.retriever == "dense":
-        return {"source": "dense retrieval", "model": cfg.model, "vectors": cfg.vectors, "depth": p.depth,
-                "statuses": list(p.statuses)}
-    if cfg.retriever == "hybrid":
-        return {**bm25, "source": "hybrid retrieval (BM25 + dense)", "model": cfg.model, "vectors": cfg.vectors,
-                "rrf_k": cfg.rrf_k}
-    return bm25
+    return cfg.ranker.rules(cfg)
 
 
 def _show(value) -> str:

@@ -1,7 +1,7 @@
 """One check's stages: config -> inputs -> rankings -> evaluation ->
 validation -> gate (:mod:`stages`), the choice of ranking
-(:mod:`rankings`, :mod:`dense_ranker`; the base's questions for the
-view judged by the base's gold set, :mod:`base_questions`, :mod:`base_gold`), the inputs checked
+(:mod:`rankings`: the config's ranker made and run; the base's vectors for the
+view judged by the base's gold set, :mod:`base_gold`), the inputs checked
 without a ranking (:mod:`validate_only`), where the check runs
 (:mod:`context`) and the typed outcome every reporter reads
 (:mod:`outcome`).

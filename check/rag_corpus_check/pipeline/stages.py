@@ -34,8 +34,8 @@ from rag_corpus_check.safe_io import InputError, resolve_input
 
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
     from rag_corpus_check.gate.compare import Comparison
-    from rag_corpus_check.pipeline.base_questions import BaseQuestions
-    from rag_corpus_check.pipeline.rankings import Retriever
+    from rag_corpus_check.inputs import Run
+    from rag_corpus_check.retrieval.protocol import BaseQuestions, Ranker
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,8 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
     still open for questions about the corpus: close them (``with``).
     ``also_rank`` (the base's questions) is ranked by the built-in retriever
     too, into ``out.base_gold_rankings``."""
-    if cfg.run_source == "command" and (refusal := command_refusal(out.context, options.allow_command)):
+    if (cfg.run is None and cfg.ranker.runs_command
+            and (refusal := command_refusal(out.context, options.allow_command))):
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
         return Inputs()
     enter(out, "load")
@@ -104,19 +105,19 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
         return Inputs()
     retriever = None
     if cfg.run is None:
-        from rag_corpus_check.pipeline.rankings import Retriever
+        from rag_corpus_check.pipeline.rankings import ranker
 
-        retriever = Retriever(cfg, sources["corpus"].display, root, options.retriever_timeout)
+        retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
     inputs = _read(cfg, out, sources, retriever)
     try:
-        _measure_inputs(cfg, out, inputs, retriever, sources["corpus"].real, options, also_rank)
+        _measure_inputs(cfg, out, inputs, retriever, options, also_rank)
     except BaseException:
         inputs.close()
         raise
     return inputs
 
 
-def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retriever | None) -> Inputs:
+def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Ranker[Run] | None) -> Inputs:
     """The inputs read (the corpus when first asked for, unless the retriever indexes it now)."""
     out.formats = {source.display: source.shown_format for source in sources.values()}
     return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
@@ -124,8 +125,8 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retr
                        hook=retriever.hook() if retriever else None)
 
 
-def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retriever | None, corpus_real: str,
-                    options: Options, also_rank: BaseQuestions | None = None) -> None:
+def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
+                    also_rank: BaseQuestions | None = None) -> None:
     """retrieve → evaluate → validate. The measures need no corpus: a
     committed run is evaluated before the corpus is first asked for (a big
     one is still being read in a second process then). A run still to be
@@ -138,7 +139,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retrie
     if out.gold is not None and options.shard:
         _keep_shard(out, options.shard)
     if retriever is not None and _labels_hold(cfg, out, inputs):
-        _retrieve(out, inputs, retriever, corpus_real, also_rank)
+        _retrieve(out, inputs, retriever, also_rank)
     _drop_identical(cfg, out)
     evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
     if (evaluated is not None and inputs.process is not None and options.gated  # while the child reads
@@ -177,18 +178,19 @@ def _labels_hold(cfg: Config, out: Outcome, inputs: Inputs) -> bool:
     return not out.problems.has_errors()
 
 
-def _retrieve(out: Outcome, inputs: Inputs, retriever: Retriever, corpus_real: str,
-              also_rank: BaseQuestions | None) -> None:
+def _retrieve(out: Outcome, inputs: Inputs, retriever: Ranker[Run], also_rank: BaseQuestions | None) -> None:
     """The run, from the built-in retriever or the team's command; with a
     base, its questions ranked too (how, in a note of the base's)."""
     if _readable(out, inputs.corpus):
         assert out.gold is not None
         enter(out, "retrieve")
-        out.run, out.retrieval = retriever.run(corpus_real, out.gold, out.problems, inputs.corpus)
-        out.inputs.update(retriever.digests)
-        out.vectors = retriever.dense.vectors if retriever.dense is not None else None
+        from rag_corpus_check.pipeline.rankings import rank
+
+        out.run, out.retrieval = rank(retriever, out.gold, out.problems, inputs.corpus)
+        vectors = out.vectors = retriever.vectors
+        out.inputs.update(vectors.digests if vectors is not None else {})
         if also_rank is not None and out.run is not None:
-            out.base_gold_rankings = retriever.rank_texts(also_rank, out.problems)
+            out.base_gold_rankings = retriever.rank_base(also_rank, out.problems)
             if also_rank.note and out.base is not None:
                 out.base.notes.append(also_rank.note)
 

@@ -17,8 +17,10 @@ from rag_corpus_check.inputs.question_texts import duplicate_questions
 from rag_corpus_check.pipeline.context import Context
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.pipeline.rankings import _corpus_where as corpus_where
+from rag_corpus_check.pipeline.rankings import _gold_where as gold_where
 from rag_corpus_check.pipeline.rankings import _questions as questions_of
 from rag_corpus_check.pipeline.stages import Options, configure, enter, gold_sources, input_sources
+from rag_corpus_check.retrieval.protocol import Questions
 
 
 def validate(root: str, config_path: str) -> Outcome:
@@ -48,7 +50,7 @@ def _read(root: str, cfg: Config, out: Outcome, dense) -> Inputs:
 def _dense(cfg: Config, root: str):
     if not cfg.uses_vectors:
         return None
-    from rag_corpus_check.pipeline.dense_ranker import DenseRanker
+    from rag_corpus_check.retrieval.dense.ranker import DenseRanker
 
     return DenseRanker(cfg, root)
 
@@ -96,5 +98,6 @@ def _vectors(out: Outcome, dense, corpus) -> None:
     """The vectors folder read and fresh for every served record and question."""
     assert out.gold is not None
     questions = questions_of(out.gold, out.problems)
-    if questions is not None and dense.check(questions, out.gold, corpus_where(corpus), out.problems):
+    if questions is not None and dense.check(Questions(questions, gold_where(out.gold)), corpus_where(corpus),
+                                            out.problems):
         out.vectors = dense.vectors

@@ -99,7 +99,7 @@ def _run_source(out: Outcome) -> dict | None:
     if out.config.run is not None:
         return {"type": "file", "path": out.run.file if out.run else out.config.run}
     if out.retrieval is None:
-        return {"type": out.config.run_source}
+        return {"type": out.config.ranker.name}
     info = dict(out.retrieval.info)
     if out.retrieval.command is not None:
         info["stdout_tail"] = out.retrieval.command.stdout_tail

@@ -16,27 +16,7 @@ def run_source_line(out: Outcome, esc=cell, code=lambda t: f"`{t}`") -> str | No
         return None
     if cfg.run is not None:
         return f"Run: committed file {code(esc(out.run.file if out.run else cfg.run, 200))}"
-    r = out.retrieval.info if out.retrieval else {}
-    if r.get("type") == "bm25":
-        return _bm25_line(r)
-    if r.get("type") in ("dense", "hybrid"):
-        return _vectors_line(r, esc, code)
-    if cfg.run_source == "command":
-        return f"Run: produced by the configured {code('retriever.command')} (code from this repository)"
-    return None
-
-
-def _bm25_line(r: dict) -> str:
-    stop = f", stop words {r['stopwords']}" if r.get("stopwords") else ""
-    return (f"Run: built-in BM25 over {r['indexed_documents']} documents (status {', '.join(r['statuses'])}; "
-            f"k1 {r['k1']:g}, b {r['b']:g}, depth {r['depth']}{stop})")
-
-
-def _vectors_line(r: dict, esc, code) -> str:
-    how = (f"reciprocal rank fusion (k {r['rrf_k']}) of the built-in BM25 and exact cosine search"
-           if r["type"] == "hybrid" else "exact cosine search")
-    return (f"Run: {how} over the committed vectors in {code(esc(r['vectors'], 200))} (model "
-            f"{code(esc(r['model'], 200))}; status {', '.join(r['statuses'])}; depth {r['depth']})")
+    return cfg.ranker.line(out.retrieval.info if out.retrieval else {}, esc, code)
 
 
 def vectors_line(out: Outcome, esc=cell) -> str | None:

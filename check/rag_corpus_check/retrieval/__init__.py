@@ -1,7 +1,8 @@
 """Rankings made in the job: the built-in BM25 (:mod:`bm25`), the team's
 own retriever command (:mod:`external`, run under :mod:`reaper`), and dense
-and hybrid retrieval from committed vectors (:mod:`dense`). These are the
-algorithms; which one a check uses is decided in :mod:`pipeline.rankings`.
+and hybrid retrieval from committed vectors (:mod:`dense`). :mod:`rankers`
+puts each behind the one interface (:mod:`protocol`) and lists them by
+`retriever.type`; the config names a check's ranker once (``Config.ranker``).
 
 May import: core, safe_io.
 """

@@ -3,9 +3,9 @@
 :mod:`npy` checks a ``.npy`` header before numpy reads the file,
 :mod:`folder` reads a vectors folder, :mod:`search` is the exact cosine
 search, :mod:`fusion` the reciprocal rank fusion with BM25, :mod:`trust`
-the freshness check, :mod:`base_identity` the base check, :mod:`pipeline.dense_ranker` puts
-them together. :mod:`pipeline.rankings` imports them only for a dense or
-hybrid retriever.
+the freshness check, :mod:`base_identity` the base check, :mod:`choice` the
+vectors the base's questions are ranked with, :mod:`ranker` puts them
+together. :mod:`rankers` imports them only for a dense or hybrid ranker.
 """
 
 from __future__ import annotations

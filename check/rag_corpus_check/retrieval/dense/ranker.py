@@ -13,18 +13,15 @@ from operator import itemgetter, methodcaller
 
 import numpy as np
 
-from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.inputs import Gold, where
-from rag_corpus_check.pipeline.base_gold import question_vectors
-from rag_corpus_check.pipeline.base_questions import BaseQuestions
-from rag_corpus_check.pipeline.rankings import stored_bytes
 from rag_corpus_check.retrieval.bm25 import allowed_work
 from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS, folder_files
+from rag_corpus_check.retrieval.dense.choice import question_vectors
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch
 from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_digest
+from rag_corpus_check.retrieval.protocol import BaseQuestions, Questions, Settings, Where
 from rag_corpus_check.safe_io import InputError
 
 _STATUS = methodcaller("get", "status", "active")
@@ -38,8 +35,9 @@ class DenseRanker:
     """What dense retrieval keeps of the corpus: the id of each record it
     serves and the sha-256 of its text (32 bytes each), nothing else."""
 
-    cfg: Config
+    cfg: Settings
     root: str
+    stored: int | None = None  # the size on disk of the corpus and gold files (the work budget's bytes)
     ids: list[str] = field(default_factory=list)  # served records, in corpus order
     digests: bytearray = field(default_factory=bytearray)  # the sha-256 of each one's text
     vectors: Vectors | None = None
@@ -62,26 +60,25 @@ class DenseRanker:
         """Forget the records (the corpus is read again from line 1)."""
         self.ids, self.digests = [], bytearray()
 
-    def rank(self, questions: list[tuple[str, str]], gold: Gold, corpus_line, problems: P.Problems
-             ) -> dict[str, list[str]] | None:
+    def rank(self, questions: Questions, corpus_line: Where, problems: P.Problems) -> dict[str, list[str]] | None:
         """Question id -> ranking; None (with problems) when the folder is
         invalid or stale. ``corpus_line(id)`` is a record's (file, line). May raise
         :class:`bm25.Budget`."""
-        if not self.check(questions, gold, corpus_line, problems):
+        if not self.check(questions, corpus_line, problems):
             return None
         vectors = self.vectors
         assert vectors is not None
-        asked = vectors.questions
-        rows = [asked.row_of[qid] for qid, _ in questions]
+        asked, items = vectors.questions, questions.items
+        rows = [asked.row_of[qid] for qid, _ in items]
         rankings = self._search(vectors).rank(np.asarray(asked.vectors[rows]), self.cfg.bm25.depth)
-        return {qid: ranking for (qid, _), ranking in zip(questions, rankings, strict=True)}
+        return {qid: ranking for (qid, _), ranking in zip(items, rankings, strict=True)}
 
-    def rank_base(self, base: BaseQuestions) -> dict[str, list[str]]:
+    def rank_base(self, base: BaseQuestions, hybrid: bool) -> dict[str, list[str]]:
         """The base's questions on this corpus, after :meth:`rank`: each with
-        the vector of its text as the base wrote it (:mod:`base_gold`;
+        the vector of its text as the base wrote it (:mod:`choice`;
         ``base.note`` says which vectors). May raise :class:`bm25.Budget`."""
         assert self.vectors is not None
-        chosen = question_vectors(base, self.vectors, self.cfg.retriever == "hybrid")
+        chosen = question_vectors(base, self.vectors, hybrid)
         rankings = self._search(self.vectors).rank(chosen.matrix, self.cfg.bm25.depth) if chosen.qids else []
         return dict(zip(chosen.qids, rankings, strict=True))
 
@@ -96,18 +93,18 @@ class DenseRanker:
     def _input_bytes(self) -> int | None:
         cfg = self.cfg
         assert cfg.vectors is not None
-        read = stored_bytes(cfg)
+        read = self.stored
         try:
             folder = sum(os.stat(os.path.join(cfg.base_dir, rel)).st_size for rel in folder_files(cfg.vectors))
         except (OSError, ValueError):
             return None
         return None if read is None else read + folder
 
-    def check(self, questions: list[tuple[str, str]], gold: Gold, corpus_line, problems: P.Problems) -> bool:
+    def check(self, questions: Questions, corpus_line: Where, problems: P.Problems) -> bool:
         """The folder read and valid, with a current row for every served
         record and every question (problems say what is not); nothing ranked."""
         vectors = self._read(problems)
-        return vectors is not None and self._fresh(vectors, questions, gold, corpus_line, problems)
+        return vectors is not None and self._fresh(vectors, questions, corpus_line, problems)
 
     def _eligible(self, docs: Rows) -> np.ndarray:
         """The rows of the served records, sorted."""
@@ -124,14 +121,14 @@ class DenseRanker:
             problems.add_input_error(exc)
         return self.vectors
 
-    def _fresh(self, vectors: Vectors, questions: list[tuple[str, str]], gold: Gold, corpus_line,
-               problems: P.Problems) -> bool:
+    def _fresh(self, vectors: Vectors, questions: Questions, corpus_line: Where, problems: P.Problems) -> bool:
         """Every served record and every question has a current row."""
         docs, asked = vectors.documents, vectors.questions
         old_docs = stale(self.ids, self.digests, docs)
         report_stale(old_docs, corpus_line, docs.index, problems)
-        old_questions = stale([qid for qid, _ in questions], b"".join(text_digest(text) for _, text in questions), asked)
-        report_stale(old_questions, lambda qid: where(gold, gold.queries[qid]), asked.index, problems)
+        items = questions.items
+        old_questions = stale([qid for qid, _ in items], b"".join(text_digest(text) for _, text in items), asked)
+        report_stale(old_questions, questions.where, asked.index, problems)
         for found, (kind, key) in ((old_docs, DOCUMENTS), (old_questions, QUESTIONS)):
             if found:
                 problems.add(P.CONSISTENCY, REEMBED.format(n=len(found), folder=safe_text(vectors.folder, 200),
