@@ -1,5 +1,8 @@
 """Escaping of untrusted text on every output channel."""
 
+import os
+import stat
+
 import cmarkgfm  # test-only GFM renderer
 import pytest
 from cmarkgfm.cmark import Options
@@ -79,3 +82,25 @@ def test_text_in_a_code_block_cannot_close_it(text):
 
 def safe_text_lines(text: str) -> str:
     return "\n".join(safe_text(line) for line in text.splitlines())
+
+
+def test_a_device_or_pipe_as_the_output_is_written_never_replaced(tmp_path):
+    """`--output /dev/null` run as root renamed a file over the device: every
+    later `> /dev/null` of the machine wrote into a file. A path that is not a
+    regular file is written to in place (here a pipe, read by a thread)."""
+    import threading
+
+    from rag_corpus_check.report.results import write_atomic, write_new
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+    reader.start()
+    write_atomic(str(pipe), "results\n")
+    reader.join(timeout=60)
+    assert got == [b"results\n"]
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode), "the pipe was replaced by a file"
+    with pytest.raises(FileExistsError):
+        write_new(str(pipe), "worksheet\n", replace=True)
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode), "the pipe was removed"

@@ -26,9 +26,10 @@ def git(repo: Path | str, *args: str, check: bool = True) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(IDENTITY)
     done = subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args], cwd=repo, env=env, check=check,
-        capture_output=True, text=True,
+        ["git", "-c", "commit.gpgsign=false", *args], cwd=repo, env=env, capture_output=True, text=True,
     )
+    if check and done.returncode != 0:  # git's own words, or a failure here says nothing
+        raise RuntimeError(f"git {' '.join(args)} in {repo} exited {done.returncode}: {done.stderr.strip()}")
     return done.stdout.strip()
 
 

@@ -109,7 +109,13 @@ def _run_source(out: Outcome) -> dict | None:
 
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file and rename, so a reader
-    never sees a half-written file presented as complete."""
+    never sees a half-written file presented as complete. A path that is
+    neither a file nor absent (``/dev/null``, a pipe) is written to, never
+    replaced: renaming over it would put a file where the device was."""
+    if _special(path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".rag-corpus-check-", dir=directory)
@@ -123,6 +129,14 @@ def write_atomic(path: str, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def _special(path: str) -> bool:
+    """Whether ``path`` names something that exists and is not a regular file."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def write_results(path: str, out: Outcome) -> None:
@@ -172,8 +186,9 @@ def write_new(path: str, text: str, replace: bool = False) -> None:
     at ``path`` is removed first (the symlink itself, never what it points
     to); else :class:`FileExistsError`. A directory is never replaced."""
     if replace and os.path.lexists(path):
-        if stat.S_ISDIR(os.lstat(path).st_mode):
-            raise IsADirectoryError(path)
+        mode = os.lstat(path).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # a directory, a device, a pipe: never removed
+            raise IsADirectoryError(path) if stat.S_ISDIR(mode) else FileExistsError(path)
         os.unlink(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     with os.fdopen(os.open(path, flags, 0o644), "w", encoding="utf-8", newline="\n") as f:
