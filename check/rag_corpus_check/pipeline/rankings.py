@@ -12,7 +12,7 @@ from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.progress import current as current_progress
 from rag_corpus_check.inputs import (
-    CorpusView,
+    Corpus,
     Gold,
     RecordHook,
     Run,
@@ -91,7 +91,7 @@ class Retriever:
 
         return add
 
-    def run(self, corpus_real: str, gold: Gold, problems: P.Problems, corpus: CorpusView | None = None
+    def run(self, corpus_real: str, gold: Gold, problems: P.Problems, corpus: Corpus | None = None
             ) -> tuple[Run | None, Retrieval]:
         """``corpus``: the corpus read, whose lines dense's messages name."""
         questions = _questions(gold, problems)
@@ -232,7 +232,7 @@ def stored_bytes(cfg: Config) -> int | None:
         return None
 
 
-def _corpus_where(corpus: CorpusView | None) -> Callable[[str], tuple[str, int | None]]:
+def _corpus_where(corpus: Corpus | None) -> Callable[[str], tuple[str, int | None]]:
     """A corpus record's file and line (the exact reader's corpus knows its lines)."""
     line = getattr(corpus, "line", None)
     file = corpus.file if corpus is not None else None
