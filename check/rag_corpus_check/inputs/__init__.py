@@ -76,8 +76,8 @@ class Source:
 class Inputs:
     """What was read (None where a file could not be), and each file's
     sha-256 in reading order. The corpus is read when it is first asked for
-    (:attr:`corpus`): the checks of the gold set and the run come first, and
-    a gold set or run with an error spares the reading of the corpus."""
+    (:attr:`corpus`): what needs only the gold set and the run (the
+    measures) comes first, and its problems before the corpus's."""
 
     def __init__(self) -> None:
         self.gold: Gold | None = None

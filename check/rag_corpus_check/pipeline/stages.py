@@ -121,8 +121,8 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Retr
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Retriever | None, corpus_real: str,
                     options: Options, also_rank: BaseQuestions | None = None) -> None:
     """retrieve → evaluate → validate. The measures need no corpus: a
-    committed run is evaluated before the corpus is first asked for. A run still to be
-    made is made only when the checks that need none found no error
+    committed run is evaluated before the corpus is first asked for. A run
+    still to be made is made only when the checks that need none found no error
     (:func:`cross_file.check_labels`): a retrieval can take minutes."""
     out.gold, out.run = inputs.gold, inputs.run
     if out.gold is not None:
