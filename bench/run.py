@@ -13,8 +13,6 @@ round) and reported as the median:
              for every question + evaluate)
 * bm25s      bm25s (numpy/scipy) indexing the same tokens and retrieving the
              top 100 (if installed)
-* check-1proc  the same check in one process (RAG_CORPUS_CHECK_PARALLEL=0;
-             by default a corpus over 8 MiB is read in a second process)
 * pytrec_eval  P/recall/ndcg_cut at 10 over the same run (if installed)
 * trec_eval  the C program (--trec-eval PATH, or on PATH) over the same data
              written as TREC qrels and run files (rank = position)
@@ -100,26 +98,6 @@ def rss_of(cmd: list[str], cwd: str) -> int:
     return int(out.stdout.strip()) // 1024
 
 
-# Peak RSS of the check and of the child that reads the corpus, in-process so
-# that the two can be told apart (RUSAGE_CHILDREN is the forked reader).
-CHECK_RSS = """
-import os, resource, sys
-sys.path.insert(0, sys.argv[1])
-from rag_corpus_check.commands.cli import main
-main(sys.argv[2:])
-me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
-print(me, child, file=sys.stderr)
-"""
-
-
-def check_rss(args: list[str], cwd: str, env: dict) -> str:
-    res = subprocess.run([sys.executable, "-c", CHECK_RSS, os.path.join(ROOT, "check"), *args], cwd=cwd,
-                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
-    me, child = map(int, res.stderr.strip().splitlines()[-1].split())
-    return f"{me} + child {child}" if child else str(me)
-
-
 def write_trec(data: str) -> tuple[str, str]:
     """The gold set and the run as TREC files, once per data directory."""
     qrels, run = os.path.join(data, "qrels.txt"), os.path.join(data, "run.txt")
@@ -149,8 +127,7 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--data", help="existing data directory (else generated in a temp dir)")
-    ap.add_argument("--only", help="comma-separated subset of: floor,check,check-1proc,bm25,bm25s,"
-                                   "pytrec_eval,trec_eval")
+    ap.add_argument("--only", help="comma-separated subset of: floor,check,bm25,bm25s,pytrec_eval,trec_eval")
     ap.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="path of the trec_eval program")
     a = ap.parse_args()
     data = a.data or tempfile.mkdtemp(prefix="rcc-bench-")
@@ -162,7 +139,6 @@ def main() -> None:
     commands = {
         "floor": [sys.executable, "-c", FLOOR],
         "check": cli,
-        "check-1proc": ["env", "RAG_CORPUS_CHECK_PARALLEL=0", *cli],
         "bm25": [*cli, "--config", "bm25.rag-corpus-check.yml"],
     }
     if have("bm25s"):
@@ -183,12 +159,7 @@ def main() -> None:
         for name, cmd in commands.items():
             times[name].append(timed(cmd, data)[0])
     for name, cmd in commands.items():
-        if name in ("check", "check-1proc"):
-            env = dict(os.environ, RAG_CORPUS_CHECK_PARALLEL="0" if name == "check-1proc" else "1")
-            rss = check_rss(cli[3:], data, env)
-        else:
-            rss = rss_of(cmd, data)
-        rows[name] = (statistics.median(times[name]), rss)
+        rows[name] = (statistics.median(times[name]), rss_of(cmd, data))
         print(f"{name}: median {rows[name][0]:.2f} s of {a.repeat}, peak RSS {rows[name][1]} MB", file=sys.stderr)
     floor = rows.get("floor", (None,))[0]
     sizes = {n: os.path.getsize(os.path.join(data, n)) // 1024**2 for n in ("corpus.jsonl", "gold.jsonl", "run.jsonl")}

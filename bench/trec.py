@@ -11,11 +11,6 @@ in pairs (A B A B ...: a slow stretch of a shared machine lands on both):
               -m P.10 -m recall.10 -m ndcg_cut.10 on the same two files
 * JSONL input the check on gold.jsonl + run.jsonl / trec_eval, and / the
               floor (read + json.loads of every line of the three files)
-* quiet       the corpus in a child (RAG_CORPUS_CHECK_PARALLEL=1) / in one
-              process (=0), and the default / one process, with no load
-              added (on a shared machine the others' load is still there)
-* busy        the same while another process keeps a core busy, and the
-              default (the child only when a CPU is free) / one process
 * --base      this checkout's check / another's (e.g. a worktree of main),
               on both inputs
 
@@ -36,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -46,7 +40,6 @@ from generate import generate  # noqa: E402
 from run import FLOOR, write_trec  # noqa: E402
 
 MEASURES = {"P_10": "P@10", "recall_10": "R@10", "ndcg_cut_10": "nDCG@10"}
-HOG = "while True: pass"
 
 
 def trec_config(data: str) -> str:
@@ -94,29 +87,6 @@ def row(name: str, times_a: list[float], times_b: list[float]) -> str:
     return text
 
 
-@contextmanager
-def busy_core():
-    """Another process keeping a core busy, for long enough that the 1-minute
-    load average shows it (at most 2 minutes)."""
-    hog = subprocess.Popen([sys.executable, "-c", HOG])
-    try:
-        start = time.monotonic()
-        while os.getloadavg()[0] < 1.0 and time.monotonic() - start < 120:
-            time.sleep(1)
-        yield
-    finally:
-        hog.kill()
-        hog.wait()
-
-
-def would_fork(check_dir: str, data: str) -> str:
-    """What the default decides now for the bench corpus (inputs.child.can_fork)."""
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from rag_corpus_check.inputs import child; "
-             "print('a child' if child.can_fork(sys.argv[2]) else 'one process')")
-    return subprocess.run([sys.executable, "-c", probe, check_dir, os.path.join(data, "corpus.jsonl")],
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
 def same_values(check: list[str], trec_eval: str, data: str, out: str) -> int:
     """The check's per-question values on the TREC files against trec_eval -q; the number compared."""
     subprocess.run(check, cwd=data, stdout=subprocess.DEVNULL, check=False)
@@ -144,7 +114,7 @@ def main() -> None:
     ap.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="path of the trec_eval program")
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--base", help="another checkout's check/ directory, to compare with")
-    ap.add_argument("--only", help="comma-separated subset of: trec,jsonl,quiet,busy,base")
+    ap.add_argument("--only", help="comma-separated subset of: trec,jsonl,base")
     a = ap.parse_args()
     if not a.trec_eval:
         raise SystemExit("trec_eval not found: pass --trec-eval PATH")
@@ -159,8 +129,7 @@ def main() -> None:
     trec_eval = [a.trec_eval, "-m", "P.10", "-m", "recall.10", "-m", "ndcg_cut.10", "qrels.txt", "run.txt"]
     print(f"per-question P@10, R@10, nDCG@10 equal to trec_eval -q's on {same_values(trec, a.trec_eval, data, out)} "
           "questions", file=sys.stderr)
-    env = {s: dict(os.environ, RAG_CORPUS_CHECK_PARALLEL=s) for s in ("0", "1", "auto")}
-    keep = set(a.only.split(",")) if a.only else {"trec", "jsonl", "quiet", "busy", "base"}
+    keep = set(a.only.split(",")) if a.only else {"trec", "jsonl", "base"}
     rows = []
     if "trec" in keep:
         rows.append(row("TREC input: check / trec_eval", *paired((trec, None), (trec_eval, None), a.pairs, data)))
@@ -168,18 +137,6 @@ def main() -> None:
         rows.append(row("JSONL input: check / trec_eval", *paired((jsonl, None), (trec_eval, None), a.pairs, data)))
         rows.append(row("JSONL input: check / json.loads floor",
                         *paired((jsonl, None), ([sys.executable, "-c", FLOOR], None), a.pairs, data)))
-    if "quiet" in keep:
-        rows.append(row("no other load: corpus child / one process (JSONL)",
-                        *paired((jsonl, env["1"]), (jsonl, env["0"]), a.pairs, data)))
-        rows.append(row(f"no other load: default (chose {would_fork(check_dir, data)}) / one process (JSONL)",
-                        *paired((jsonl, env["auto"]), (jsonl, env["0"]), a.pairs, data)))
-    if "busy" in keep:
-        with busy_core():
-            rows.append(row("busy core: corpus child / one process (JSONL)",
-                            *paired((jsonl, env["1"]), (jsonl, env["0"]), a.pairs, data)))
-            decided = would_fork(check_dir, data)
-            rows.append(row(f"busy core: default (chose {decided}) / one process (JSONL)",
-                            *paired((jsonl, env["auto"]), (jsonl, env["0"]), a.pairs, data)))
     if a.base and "base" in keep:
         base_out = tempfile.mkdtemp(prefix="rcc-bench-base-")
         for name, config in (("TREC", trec_config(data)), ("JSONL", os.path.join(data, ".rag-corpus-check.yml"))):

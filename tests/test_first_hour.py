@@ -151,19 +151,6 @@ def test_a_document_with_no_text_and_no_title_is_a_warning(kb, tmp_path, capsys)
     assert "corpus.jsonl:31 [empty-1]: document with no text and no title" in text
 
 
-def test_a_blank_document_in_a_big_corpus_is_found_too(kb, tmp_path, capsys):
-    """Over 8 MiB the corpus is read by the fast reader (in a second process on
-    Linux when a CPU is free), which notes a blank text itself: the same warning."""
-    docs = [json.loads(line) for line in (kb / "corpus.jsonl").read_text().splitlines()]
-    filler = "".join(json.dumps({"id": f"fill-{i}", "text": "words " * 200}) + "\n" for i in range(8000))
-    (kb / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs) + filler
-                                     + '{"id": "empty-1", "text": ""}\n')
-    assert (kb / "corpus.jsonl").stat().st_size > 8 * 1024 * 1024
-    code, text, results, _ = check(tmp_path, capsys)
-    blank = [p for p in _problems(results, "warning") if "no text and no title" in p["message"]]
-    assert [(p["id"], p["line"]) for p in blank] == [("empty-1", len(docs) + 8001)], text
-
-
 @pytest.mark.parametrize(("typo", "fix"), [("K: 5", "`K` (did you mean `k`?)"),
                                            ("treshold:", "`treshold` (did you mean `thresholds`?)")])
 def test_a_config_key_typo_gets_a_did_you_mean(kb, tmp_path, capsys, typo, fix):

@@ -4,7 +4,6 @@ places; corpus text that contains a gold question is a warning naming the
 record and the question, never the text (:mod:`question_texts`)."""
 
 import json
-import os
 
 from conftest import check, write
 from rag_corpus_check.commands.check import run_check
@@ -147,31 +146,6 @@ def test_at_most_twenty_are_listed_then_a_count(kb, tmp_path, capsys):
     leaks = _leaks(results)
     assert [p["id"] for p in leaks[:SHOWN]] == [f"copy-{i:02}" for i in range(SHOWN)]
     assert len(leaks) == SHOWN + 1 and "and 5 more records" in leaks[-1]["message"]
-
-
-def test_a_corpus_read_in_a_child_finds_the_same(repo, run_cli, monkeypatch):
-    from rag_corpus_check.inputs import child
-
-    _append_records(repo / "corpus.jsonl", {"id": "faq-099", "text": f"Q: {Q01} A: 30 days."})
-    _judge(repo, "faq-099")
-    monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "0")
-    serial = run_cli()
-    monkeypatch.setenv("RAG_CORPUS_CHECK_PARALLEL", "1")
-    monkeypatch.setattr(child, "FORK_MIN_BYTES", 0)
-    scans = []
-    real_init = child.CorpusProcess.__init__
-
-    def init(self, *args):
-        scans.append(args[-1])
-        real_init(self, *args)
-
-    monkeypatch.setattr(child.CorpusProcess, "__init__", init)
-    parallel = run_cli()
-    if len(os.sched_getaffinity(0)) > 1:
-        assert len(scans) == 1 and scans[0] is not None  # read in a child, which looked for the questions
-    assert _leaks(parallel[3]) == _leaks(serial[3]) != []
-    assert [p["id"] for p in _leaks(serial[3])] == ["faq-099"]
-    assert parallel[3]["problems"] == serial[3]["problems"]
 
 
 def _judging(gold, *doc_ids):

@@ -74,17 +74,17 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
             return decide(out)
         exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    with measure(root, cfg, out, options, also_rank) as head:
-        # the head's means charged before the base is measured: over the budget, the base is not
-        ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
-        comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
-        gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
+    head = measure(root, cfg, out, options, also_rank)
+    # the head's means charged before the base is measured: over the budget, the base is not
+    ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
+    comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
+    gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
     return decide(out)
 
 
 def _head_alone(root: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
-    with measure(root, cfg, out, options):
-        gate(cfg, out)
+    measure(root, cfg, out, options)
+    gate(cfg, out)
     return decide(out)
 
 
@@ -251,15 +251,15 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     """Measure the base and compare; None when the base's inputs are invalid
     (an input error, or with --no-require-base a warning: :func:`_unmeasured`)."""
     base_out = Outcome(P.Problems(), Context(), config=base_cfg)
-    with measure(tree.root, base_cfg, base_out, Options(gated=False)) as base:
-        if base_out.evaluation is None:
-            _unmeasured(out, check_options, _invalid(base_out.problems), tree.sha)
-            return None
-        enter(out, "compare")
-        assert out.base is not None and out.evaluation is not None
-        measures, options = cfg.measures(), cfg.options()
-        base_side = _side(base_out, base, measures, options)
-        head_side = _side(out, head, measures, options)
+    base = measure(tree.root, base_cfg, base_out, Options())
+    if base_out.evaluation is None:
+        _unmeasured(out, check_options, _invalid(base_out.problems), tree.sha)
+        return None
+    enter(out, "compare")
+    assert out.base is not None and out.evaluation is not None
+    measures, options = cfg.measures(), cfg.options()
+    base_side = _side(base_out, base, measures, options)
+    head_side = _side(out, head, measures, options)
     level = R.level_change(base_out.level, out.level)
     if level is not None and out.rules is not None:
         R.add_loosened(out.rules, level)

@@ -28,6 +28,6 @@ def run_check(root: str, config_path: str, context: Context | None = None,
 
         return check_with_base(root, config_path, cfg, out, options)
     out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
-    with measure(root, cfg, out, options):
-        gate(cfg, out)
+    measure(root, cfg, out, options)
+    gate(cfg, out)
     return decide(out, shard=options.shard is not None)

@@ -310,8 +310,7 @@ LAST_OUTCOME: list[Outcome | None] = [None]
 def run() -> None:
     """The command's entry point: :func:`main`, then exit without freeing
     memory object by object (the OS takes it back at once). Everything main
-    wrote is flushed first; files it wrote are closed; the corpus child is
-    reaped; no exit handlers are ours."""
+    wrote is flushed first; files it wrote are closed; no exit handlers are ours."""
     try:
         code = main()
         sys.stdout.flush()

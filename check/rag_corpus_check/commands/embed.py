@@ -178,9 +178,9 @@ def read_texts(root: str, cfg: Config, known: Callable[[str, str, str], bool]) -
         else:
             out.current["documents"][doc_id] = text_sha256(rec["text"])
 
-    with read_inputs(found["corpus"], gold_sources(found), None, cfg.limits, problems, on_doc=on_doc,
-                     queries=found.get("queries")) as inputs:
-        corpus, gold = inputs.corpus, inputs.gold
+    inputs = read_inputs(found["corpus"], gold_sources(found), None, cfg.limits, problems, on_doc=on_doc,
+                         queries=found.get("queries"))
+    corpus, gold = inputs.corpus, inputs.gold
     if problems.has_errors() or corpus is None or gold is None:
         raise Invalid(problems)
     out.where["documents"] = corpus_where(corpus)

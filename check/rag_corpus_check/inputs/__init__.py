@@ -1,12 +1,11 @@
 """The inputs, read: one call (:func:`read_inputs`) gives the corpus, the gold
 set and the run, each read by the fastest reader that reads it exactly, with
 every problem reported in the order of the files (gold, run, corpus) and the
-digest of each file. How the corpus is read — here, or in a second process
-that keeps the documents — is this package's business (:mod:`inputs.child`).
+digest of each file.
 
 Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
 :mod:`run` (the exact readers), :mod:`fast` (the fast readers),
-:mod:`checks` (record validity from the schemas), :mod:`child`;
+:mod:`checks` (record validity from the schemas);
 :mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
 as data), :mod:`cross_file` (checks across files: ids, grades, snapshots).
 
@@ -17,19 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Protocol
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import formats
-from rag_corpus_check.inputs.child import CorpusProcess
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.question_texts import LeakScan
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
-    CorpusView,
     Doc,
     Facts,
     Gold,
@@ -41,7 +38,7 @@ from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, res
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
 
 __all__ = [
-    "NO_TYPE", "Corpus", "CorpusView", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "RecordHook", "Run", "RunQuery",
+    "NO_TYPE", "Corpus", "Doc", "Facts", "Gold", "GoldQuery", "Inputs", "RecordHook", "Run", "RunQuery",
     "Source", "read_corpus", "read_gold", "read_inputs", "read_run",
     "read_gold_set", "snapshot_where", "where",
 ]
@@ -79,47 +76,20 @@ class Source:
 class Inputs:
     """What was read (None where a file could not be), and each file's
     sha-256 in reading order. The corpus is read when it is first asked for
-    (:attr:`corpus`): a big one is read in a second process meanwhile, so
-    what needs only the gold set and the run is best done before. Close it
-    (or use it as a context manager) when the corpus is asked nothing more."""
+    (:attr:`corpus`): what needs only the gold set and the run (the
+    measures) comes first, and its problems before the corpus's."""
 
     def __init__(self) -> None:
         self.gold: Gold | None = None
         self.run: Run | None = None
         self.digests: dict[str, str] = {}
-        self.process: CorpusProcess | None = None
         self.scan: LeakScan | None = None  # gold questions looked for in the corpus as it is read
-        self._corpus: CorpusView | None = None
-        self._pending: tuple | None = None  # how to get the corpus, until it is asked for
+        self.corpus_reader: Callable[[], Corpus | None] | None = None  # set by read_inputs
 
-    @property
-    def corpus(self) -> CorpusView | None:
-        if self._pending is not None:
-            source, limits, problems, on_doc, hook = self._pending
-            self._pending = None
-            self._corpus = _corpus(self, source, limits, problems, on_doc, hook)
-            if self.scan is not None and self._corpus is not None:
-                self.scan.report(self._corpus, problems)
-        return self._corpus
-
-    def expect_type_counts(self, doc_ids: list[str], unjudged: list[bool]) -> None:
-        """A hint that :meth:`CorpusView.type_counts` will be asked this: a
-        corpus read in a second process answers it as soon as it has read the
-        file, while this process evaluates. The answer is the same without it."""
-        if self.process is not None and self._pending is not None:
-            self.process.post_types(doc_ids, unjudged)
-
-    def close(self) -> None:
-        self._pending = None
-        if self.process is not None:
-            self.process.close()
-            self.process = None
-
-    def __enter__(self) -> Inputs:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    @cached_property
+    def corpus(self) -> Corpus | None:
+        """The corpus, read at the first ask (None: none, or not readable)."""
+        return self.corpus_reader() if self.corpus_reader is not None else None
 
 
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
@@ -133,37 +103,24 @@ def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None,
     reader, which streams the records). ``hook`` sees them too, in blocks
     from the fast reader when it can (the corpus is then read here and now)."""
     out = Inputs()
-    native = on_doc is None and hook is None and corpus.format == "jsonl"
-    try:
-        _read_questions(out, gold, queries, limits, problems)
-        out.scan = LeakScan.of(out.gold)  # fed by the corpus reader, here or in the child (question_texts)
-        out.process = CorpusProcess.start(corpus.real, corpus.display, limits, out.scan) if native else None
-        _read_run(out, run, limits, problems)
-        out._pending = (corpus, limits, problems, on_doc, hook)
-        if on_doc is not None or hook is not None:
-            out.corpus  # noqa: B018  (read now: the retriever needs its index)
-    except BaseException:
-        out.close()
-        raise
+    _read_questions(out, gold, queries, limits, problems)
+    out.scan = LeakScan.of(out.gold)  # fed by the corpus reader (question_texts)
+    if run is not None:
+        out.run = _read(out, run, problems, read_run, limits, problems)
+    out.corpus_reader = partial(_corpus, out, corpus, limits, problems, on_doc, hook)
+    if on_doc is not None or hook is not None:
+        out.corpus  # noqa: B018  (read now: the retriever needs its index)
     return out
 
 
 def _read_questions(out: Inputs, gold: Source | list[Source], queries: Source | None, limits: Limits,
                     problems: P.Problems) -> None:
-    """The gold set, with its question texts (read before the corpus child
-    is started: it looks for them in the corpus, :mod:`question_texts`)."""
+    """The gold set, with its question texts (read before the corpus,
+    which is searched for them: :mod:`question_texts`)."""
     out.gold = _read_golds(out, [gold] if isinstance(gold, Source) else gold, limits, problems)
     if queries is not None:
         texts = _read(out, queries, problems, read_queries, limits, problems)
         _with_texts(out.gold, texts, queries.display, problems)
-
-
-def _read_run(out: Inputs, run: Source | None, limits: Limits, problems: P.Problems) -> None:
-    """The run; then the cross-check's question to the corpus child, asked ahead."""
-    if run is not None:  # the ranked ids as ranked when a child holds the corpus: it looks them up
-        out.run = _read(out, run, problems, read_run, limits, problems, distinct=out.process is None)
-    if out.process is not None and out.gold is not None and out.run is not None:
-        out.process.post("facts", out.gold.labelled(), out.run.ranked_ids())
 
 
 def read_gold_set(gold: list[Source], queries: Source | None, limits: Limits, problems: P.Problems) -> Gold | None:
@@ -232,21 +189,12 @@ def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, prob
                      file=gold.file, severity=P.WARNING)
 
 
-def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, on_doc, hook) -> CorpusView | None:
-    forked = out.process is not None
-    got = out.process.result() if out.process is not None else None
-    if got is None:  # not forked, or the child gave up: read here (the exact reader if it did)
-        if out.process is not None:
-            out.process.close()
-            out.process = None
-        if out.scan is not None:
-            out.scan.clear()
-        return _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, fast_first=not forked,
-                     scan=out.scan, hook=hook)
-    out.digests[source.display] = got[1]
-    if out.scan is not None:
-        out.scan.adopt(got[0].leaks)
-    return got[0]
+def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, on_doc, hook) -> Corpus | None:
+    """The corpus read (the gold questions looked for in it: their warnings follow its problems)."""
+    corpus = _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, scan=out.scan, hook=hook)
+    if out.scan is not None and corpus is not None:
+        out.scan.report(corpus, problems)
+    return corpus
 
 
 def _read(out: Inputs, source: Source, problems: P.Problems, reader, *args, **kwargs):
@@ -283,14 +231,14 @@ def _fast_or_none(reader, limits: Limits, hasher=None):
 
 
 def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=None, hasher=None,
-                fast_first: bool = True, scan: LeakScan | None = None, hook: RecordHook | None = None) -> Corpus:
+                scan: LeakScan | None = None, hook: RecordHook | None = None) -> Corpus:
     """A corpus: the fast reader when nothing is unusual (and no ``on_doc``),
     else the exact one, which reports the problems. ``scan`` and ``hook``
     see every valid record (:mod:`question_texts`; the dense retriever)."""
     every = hook.add if hook is not None and on_doc is None else on_doc
     seen = scan.hook(every) if scan is not None else every
     entry = formats.find("corpus", source.format)
-    if entry.fast is not None and on_doc is None and fast_first:
+    if entry.fast is not None and on_doc is None:
         reader = partial(entry.fast, source, on_block=_on_block(scan, hook))
         got = _fast_or_none(reader, limits, hasher)
         if got is not None:
@@ -323,18 +271,16 @@ def read_queries(source: Source, limits: Limits, problems: P.Problems, hasher=No
     return formats.find("queries", source.format).read(source, limits, problems, hasher)
 
 
-def read_run(source: Source, limits: Limits, problems: P.Problems, hasher=None, distinct: bool = True) -> Run:
-    """A run; ``distinct`` False lets a fast reader keep the ranked ids as
-    ranked (:attr:`Run.ranked`)."""
-    return _read_kind("run", source, limits, problems, hasher, distinct=distinct)
+def read_run(source: Source, limits: Limits, problems: P.Problems, hasher=None) -> Run:
+    return _read_kind("run", source, limits, problems, hasher)
 
 
-def _read_kind(kind: str, source: Source, limits: Limits, problems: P.Problems, hasher, **fast_options):
+def _read_kind(kind: str, source: Source, limits: Limits, problems: P.Problems, hasher):
     """The fast reader of the source's format when it has one and it reads
     the file, else the exact one (:mod:`formats`)."""
     entry = formats.find(kind, source.format)
     if entry.fast is not None:
-        got = _fast_or_none(partial(entry.fast, source, **fast_options), limits, hasher)
+        got = _fast_or_none(partial(entry.fast, source), limits, hasher)
         if got is not None:
             return got
     return entry.read(source, limits, problems, hasher)

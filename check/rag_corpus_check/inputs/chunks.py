@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, where
+from rag_corpus_check.inputs import Corpus, Gold, Run, RunQuery, where
 
 DOCUMENT = "document"
 CHUNK = "chunk"
 SHOWN = 5
 
 
-def level(corpus: CorpusView, gold: Gold) -> str | None:
+def level(corpus: Corpus, gold: Gold) -> str | None:
     """None for a corpus without chunks; else what the gold set labels:
     documents when any label is a doc_id, chunks otherwise."""
     if not corpus.parents:
@@ -46,7 +46,7 @@ def as_document_ranking(parents: dict[str, str], ranking: list[str]) -> list[str
     return list(dict.fromkeys(map(parents.get, ranking, ranking)))
 
 
-def labelled_documents(corpus, gold: Gold, problems: P.Problems) -> CorpusView:
+def labelled_documents(corpus, gold: Gold, problems: P.Problems) -> Corpus:
     """The corpus as documents, for the checks of a gold set of documents
     made before the run is (:func:`cross_file.check_labels`); its chunk labels
     reported and removed (:func:`mixed_labels`)."""

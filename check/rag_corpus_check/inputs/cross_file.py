@@ -9,16 +9,16 @@ from operator import attrgetter
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import natural_key, odd_ids, safe_text
-from rag_corpus_check.inputs import CorpusView, Gold, Run, chunks, snapshot_where, where
+from rag_corpus_check.inputs import Corpus, Gold, Run, chunks, snapshot_where, where
 
 
-def _mixed_snapshots(corpus: CorpusView, problems: P.Problems) -> None:
+def _mixed_snapshots(corpus: Corpus, problems: P.Problems) -> None:
     shown = ", ".join(f"`{safe_text(k, 40)}` ({n} documents)" for k, n in sorted(corpus.snapshots.items())[:5])
     problems.add(P.CONSISTENCY, f"corpus documents declare different snapshots: {shown}; a corpus must be one "
                  "snapshot — regenerate the export", file=corpus.file)
 
 
-def corpus_snapshot(cfg: Config, corpus: CorpusView, problems: P.Problems) -> str | None:
+def corpus_snapshot(cfg: Config, corpus: Corpus, problems: P.Problems) -> str | None:
     """The corpus's declared snapshot label: the config's ``snapshot``, else the
     one label every document declares. Documents that disagree are an error."""
     labels = corpus.snapshots
@@ -57,7 +57,7 @@ def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid
     )
 
 
-def check_labels(cfg: Config, corpus: CorpusView, gold: Gold, problems: P.Problems) -> None:
+def check_labels(cfg: Config, corpus: Corpus, gold: Gold, problems: P.Problems) -> None:
     """The cross-file checks that need no ranking, made before the ranking is
     (a retrieval can take minutes; a label on a missing document makes its
     result worthless): labelled ids unknown or inactive, grades off the scale,
@@ -70,7 +70,7 @@ def check_labels(cfg: Config, corpus: CorpusView, gold: Gold, problems: P.Proble
     _gold_problems(cfg, corpus, gold, problems, label, corpus.facts(gold.labelled(), set()))
 
 
-def _gold_problems(cfg: Config, corpus: CorpusView, gold: Gold, problems: P.Problems, label, facts) -> None:
+def _gold_problems(cfg: Config, corpus: Corpus, gold: Gold, problems: P.Problems, label, facts) -> None:
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, *snapshot_where(gold), "the gold set", problems)
     grades_ok = _on_scale(gold, cfg.max_grade)
@@ -78,7 +78,7 @@ def _gold_problems(cfg: Config, corpus: CorpusView, gold: Gold, problems: P.Prob
         _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok)
 
 
-def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems,
+def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.Problems,
                 labels_checked: bool = False) -> None:
     """Every cross-file check; with ``labels_checked`` (:func:`check_labels`
     made them before the ranking) only those that need the run."""
@@ -98,7 +98,7 @@ def cross_check(cfg: Config, corpus: CorpusView, gold: Gold, run: Run, problems:
     _blank_documents(corpus, problems)
 
 
-def _blank_documents(corpus: CorpusView, problems: P.Problems) -> None:
+def _blank_documents(corpus: Corpus, problems: P.Problems) -> None:
     """A document with no text and no title passes the schema, but no
     retriever can find it by its words (Cranfield has two)."""
     for doc_id, line in corpus.blank:
@@ -107,7 +107,7 @@ def _blank_documents(corpus: CorpusView, problems: P.Problems) -> None:
                      id=doc_id, severity=P.WARNING)
 
 
-def _odd_id_problems(corpus: CorpusView, gold: Gold, run: Run, problems: P.Problems) -> None:
+def _odd_id_problems(corpus: Corpus, gold: Gold, run: Run, problems: P.Problems) -> None:
     """Warnings for ids that hold invisible characters or look like another id
     (a label on the look-alike counts for nothing, and nobody sees why)."""
     hint = "; ids that look alike are easily mixed up in labels and reviews — rename it"

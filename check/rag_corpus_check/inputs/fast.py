@@ -92,7 +92,7 @@ def read_gold(real: str, file: str, limits: Limits, hasher=None) -> Gold:
 
 def read_run(real: str, file: str, limits: Limits, hasher=None) -> Run:
     """A JSONL run."""
-    ranked: set[str] = set()  # distinct: this process waits for the corpus child anyway (fast_trec keeps a list)
+    ranked: set[str] = set()
     run = Run(file=file, format="jsonl", ranked=ranked)
     queries = run.queries
     progress = current_progress()

@@ -263,25 +263,19 @@ def _false_at(values: list[bool]) -> Iterator[int]:
         yield at
 
 
-def _distinct(rankings: list[list[str]], docs: list[str], ranked: set[str] | list[str]) -> None:
+def _distinct(rankings: list[list[str]], docs: list[str], ranked: set[str]) -> None:
     """:class:`Slow` for an id twice in a ranking; the ids (``docs``) into
-    ``ranked``: a set (each once, added while they are in cache; the small
-    sets first: see :func:`checks.run_block`) or a list (as ranked)."""
+    ``ranked``, each once (added while they are in cache; the small sets
+    first: see :func:`checks.run_block`)."""
     sets = list(map(set, rankings))
     expect(sum(map(len, sets)) == len(docs))
-    if isinstance(ranked, set):
-        ranked.update(*sets)
-    else:
-        ranked += docs
+    ranked.update(*sets)
 
 
-def read_run(real: str, file: str, limits: Limits, hasher=None, order: str = "descending",
-             distinct: bool = True) -> Run:
+def read_run(real: str, file: str, limits: Limits, hasher=None, order: str = "descending") -> Run:
     """A TREC run (rows of a question together), ordered as trec_eval orders
-    it. Its ranked ids (:attr:`Run.ranked`) each once, or with ``distinct``
-    False as ranked, repeats and all: the corpus child then finds those it
-    does not hold (0.25 s of 1.4 s here for 10,000 questions x 100 ids)."""
-    ranked: set[str] | list[str] = set() if distinct else []
+    it, with its ranked ids (:attr:`Run.ranked`)."""
+    ranked: set[str] = set()
     run = Run(file=file, format="trec", ranked=ranked)
     queries = run.queries
     ordering = _Order(order)

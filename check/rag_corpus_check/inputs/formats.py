@@ -23,8 +23,7 @@ from rag_corpus_check.safe_io.scanner import Slow
 
 # A reader: (source, limits, problems, hasher) -> the kind's record set; a
 # corpus reader takes read_corpus's callback before the hasher. A fast reader:
-# (source, limits, hasher) and, for a corpus, on_block; for a run, distinct
-# (False: Run.ranked may hold the ranked ids as ranked, for a corpus child).
+# (source, limits, hasher) and, for a corpus, on_block.
 Reader = Callable[..., Any]
 
 
@@ -58,7 +57,7 @@ def _fast_corpus(source, limits, hasher=None, on_block=None):
     return fast.read_corpus(source.real, source.display, limits, hasher=hasher, on_block=on_block)
 
 
-def _fast_run(source, limits, hasher=None, distinct=True):
+def _fast_run(source, limits, hasher=None):
     return fast.read_run(source.real, source.display, limits, hasher=hasher)  # each ranked id once
 
 
@@ -68,10 +67,10 @@ def _fast_qrels(source, limits, hasher=None):
     return fast_trec.read_qrels(source.real, source.display, limits, hasher, dict(source.grade_map))
 
 
-def _fast_trec_run(source, limits, hasher=None, distinct=True):
+def _fast_trec_run(source, limits, hasher=None):
     from rag_corpus_check.inputs import fast_trec  # TREC files only
 
-    return fast_trec.read_run(source.real, source.display, limits, hasher, source.order, distinct)
+    return fast_trec.read_run(source.real, source.display, limits, hasher, source.order)
 
 
 def _call(fn, *keep: str) -> Reader:

@@ -47,11 +47,10 @@ bounded multiple of reading the file, and a crafted record early in the file
 cannot switch the scan off for the records after it.
 
 Where it runs — the reader seam, not a stage after it: the check keeps no
-document text (a big corpus is read in a second process that holds only
-ids, :mod:`inputs.child`), so the texts are seen only while the corpus is
-read. The scan is built from the gold set before the corpus is read
-(:func:`inputs.read_inputs` reads the gold files first, then forks the
-corpus child, which inherits the scan) and is fed by every corpus reader:
+document text, so the texts are seen only while the corpus is read. The
+scan is built from the gold set before the corpus is read
+(:func:`inputs.read_inputs` reads the gold files first) and is fed by every
+corpus reader:
 the fast reader a block at a time (:meth:`LeakScan.block`), the exact and
 foreign readers a record at a time through their ``on_doc`` hook
 (:meth:`LeakScan.hook`, in front of the built-in BM25's). So it runs for
@@ -269,18 +268,6 @@ class LeakScan:
                 on_doc(doc_id, rec)
 
         return seen
-
-    def state(self) -> tuple:
-        """What was found, as plain values (the corpus child sends it)."""
-        return list(self.found), self.count, self.stopped, self.skipped
-
-    def adopt(self, state) -> None:
-        """What the corpus child found (:meth:`state`)."""
-        if state is None:
-            return
-        found, self.count, stopped, self.skipped = state
-        self.found = [tuple(f) for f in found]
-        self.stopped = None if stopped is None else tuple(stopped)
 
     def report(self, corpus, problems: P.Problems) -> None:
         """The warnings: one per record and question found (the first

@@ -1,9 +1,4 @@
-"""What the readers keep of each input: plain records, never document text.
-
-:class:`CorpusView` is what the rest of the check may ask of a corpus; a
-:class:`Corpus` answers it from the documents it holds, and a corpus read in a
-second process answers the same questions there (:mod:`inputs.child`).
-"""
+"""What the readers keep of each input: plain records, never document text."""
 
 from __future__ import annotations
 
@@ -12,7 +7,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain, compress, count, filterfalse, repeat
 from operator import attrgetter
-from typing import Protocol
 
 from rag_corpus_check.core.text import odd_ids
 
@@ -45,30 +39,9 @@ class Facts:
     unknown: set[str]
 
 
-class CorpusView(Protocol):
-    """What the checks and the report may ask of a corpus."""
-
-    file: str
-    fingerprint: str | None
-    snapshots: dict[str, int]  # declared snapshot label -> documents
-    parents: dict[str, str]  # chunk id -> its doc_id, for the records that have one (a chunked corpus)
-    blank: list[tuple[str, int]]  # (id, line) of each document with no text and no title
-
-    @property
-    def count(self) -> int: ...
-
-    def facts(self, labelled: Collection[str], ranked: Collection[str]) -> Facts: ...
-
-    def type_counts(self, doc_ids: list[str], unjudged: list[bool]) -> tuple[Counter, Counter]: ...
-
-    def odd_ids(self) -> list[tuple[str, str, int]]: ...
-
-    def ids(self) -> set[str]: ...
-
-
 @dataclass
 class Corpus:
-    """A corpus held in this process (it implements :class:`CorpusView`)."""
+    """A corpus: its documents' ids and what the checks ask of them."""
 
     file: str
     docs: dict[str, Doc] = field(default_factory=dict)
@@ -221,19 +194,15 @@ class Run:
     format: str
     queries: dict[str, RunQuery] = field(default_factory=dict)
     # Every ranked id, when the reader collected them (while they were in
-    # cache: 3x cheaper than a pass afterwards); else None. Each once, or,
-    # from the fast TREC reader when a corpus child reads the corpus, as
-    # ranked, repeats and all: the only question about them (Corpus.facts:
-    # which are not in the corpus) is then answered there, and this process
-    # builds no set of them (0.25 s of 1.4 s for 10,000 questions x 100 ids).
-    ranked: Collection[str] | None = None
+    # cache: 3x cheaper than a pass afterwards); else None.
+    ranked: set[str] | None = None
 
     def rankings(self) -> dict[str, list[str]]:
         """question -> its ranking."""
         return {qid: q.ranking for qid, q in self.queries.items()}
 
-    def ranked_ids(self) -> Collection[str]:
-        """Every ranked id (at least once: :attr:`ranked`)."""
+    def ranked_ids(self) -> set[str]:
+        """Every ranked id (:attr:`ranked`)."""
         if self.ranked is None:
             self.ranked = set(chain.from_iterable(q.ranking for q in self.queries.values()))
         return self.ranked

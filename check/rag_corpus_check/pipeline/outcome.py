@@ -22,10 +22,9 @@ if TYPE_CHECKING:
     from rag_corpus_check.gate.significance import SignificanceResult
     from rag_corpus_check.gate.slices import Slices
     from rag_corpus_check.gate.thresholds import PerQuestionResult, ThresholdResult
-    from rag_corpus_check.inputs import CorpusView, Gold, Run
+    from rag_corpus_check.inputs import Corpus, Gold, Run
     from rag_corpus_check.metrics.evaluate import Evaluation
     from rag_corpus_check.metrics.measures import Measure
-    from rag_corpus_check.pipeline.uncertainty import HeadUncertainty
     from rag_corpus_check.retrieval.dense import VectorTrust
     from rag_corpus_check.retrieval.external import CommandResult
 
@@ -65,7 +64,7 @@ class Outcome:
     config: Config | None = None
     shard: tuple[int, int] | None = None  # --shard I/N: this run measures shard I of N (the caller's option)
     inputs: dict[str, str] = field(default_factory=dict)  # display path -> sha256, in reading order
-    corpus: CorpusView | None = None
+    corpus: Corpus | None = None
     gold: Gold | None = None
     run: Run | None = None
     retrieval: Retrieval | None = None
@@ -77,7 +76,6 @@ class Outcome:
     per_question: PerQuestionResult | None = None  # with a base compared
     intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
     debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
-    uncertainty_ahead: HeadUncertainty | None = None  # both, taken while a corpus child read (uncertainty)
     resampling: Ledger | None = None  # the resampling work charged to the budget (gate.budget)
     significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
     slices: Slices | None = None  # the gold set's tags, measured (gate.slices)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.inputs import CorpusView, Gold, Run, RunQuery, Source, read_run, where
+from rag_corpus_check.inputs import Corpus, Gold, Run, RunQuery, Source, read_run, where
 from rag_corpus_check.pipeline.outcome import Retrieval
 from rag_corpus_check.retrieval.protocol import Job, Questions, Ranker, Rankings
 from rag_corpus_check.safe_io import InputError
@@ -25,7 +25,7 @@ def ranker(cfg: Config, corpus: Source, root: str = ".", max_timeout: float | No
     return cfg.ranker(cfg, job)
 
 
-def rank(ranker: Ranker[Run], gold: Gold, problems: P.Problems, corpus: CorpusView | None = None
+def rank(ranker: Ranker[Run], gold: Gold, problems: P.Problems, corpus: Corpus | None = None
          ) -> tuple[Run | None, Retrieval]:
     """The run of the gold set's questions (None when it cannot be made: a
     problem says why), and how it was made. ``corpus``: the corpus read,
@@ -71,7 +71,7 @@ def _gold_where(gold: Gold) -> Callable[[str], tuple[str, int | None]]:
     return lambda qid: where(gold, gold.queries[qid])
 
 
-def _corpus_where(corpus: CorpusView | None) -> Callable[[str], tuple[str, int | None]]:
+def _corpus_where(corpus: Corpus | None) -> Callable[[str], tuple[str, int | None]]:
     """A corpus record's file and line (the exact reader's corpus knows its lines)."""
     line = getattr(corpus, "line", None)
     file = corpus.file if corpus is not None else None

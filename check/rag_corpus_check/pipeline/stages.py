@@ -29,7 +29,7 @@ from rag_corpus_check.metrics.evaluate import (
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.uncertainty import add_uncertainty, charge_head, head_uncertainty
+from rag_corpus_check.pipeline.uncertainty import add_uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
@@ -52,7 +52,6 @@ class Options:
     retriever_timeout: float = 600.0  # the ceiling of `retriever.timeout`
     advisory: bool = False  # a failed gate exits 0 (the verdict stays fail)
     required_rules: tuple[str, ...] = ()  # rules sources that may gate (empty: any); others fail the gate
-    gated: bool = True  # the outcome is gated (a base measured for comparison is not)
 
 
 def configure(root: str, config_path: str, out: Outcome, options: Options) -> Config | None:
@@ -91,8 +90,7 @@ def _may_run(out: Outcome, options: Options) -> bool:
 
 def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None) -> Inputs:
     """load → retrieve → evaluate → validate for one tree. Sets
-    ``out.evaluation`` when it stands (no input error). Returns the inputs,
-    still open for questions about the corpus: close them (``with``).
+    ``out.evaluation`` when it stands (no input error). Returns the inputs.
     ``also_rank`` (the base's questions) is ranked by the built-in retriever
     too, into ``out.base_gold_rankings``."""
     if (cfg.run is None and cfg.ranker.runs_command
@@ -109,11 +107,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
 
         retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
     inputs = _read(cfg, out, sources, retriever)
-    try:
-        _measure_inputs(cfg, out, inputs, retriever, options, also_rank)
-    except BaseException:
-        inputs.close()
-        raise
+    _measure_inputs(cfg, out, inputs, retriever, options, also_rank)
     return inputs
 
 
@@ -128,9 +122,8 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Rank
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
                     also_rank: BaseQuestions | None = None) -> None:
     """retrieve → evaluate → validate. The measures need no corpus: a
-    committed run is evaluated before the corpus is first asked for (a big
-    one is still being read in a second process then). A run still to be
-    made is made only when the checks that need none found no error
+    committed run is evaluated before the corpus is first asked for. A run
+    still to be made is made only when the checks that need none found no error
     (:func:`cross_file.check_labels`): a retrieval can take minutes."""
     out.gold, out.run = inputs.gold, inputs.run
     if out.gold is not None:
@@ -141,10 +134,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker
     if retriever is not None and _labels_hold(cfg, out, inputs):
         _retrieve(out, inputs, retriever, also_rank)
     _drop_identical(cfg, out)
-    evaluated = _evaluate(cfg, out, inputs) if _evaluable(out) else None
-    if (evaluated is not None and inputs.process is not None and options.gated  # while the child reads
-            and charge_head(cfg, out, evaluated[0])):
-        out.uncertainty_ahead = head_uncertainty(cfg, out.gold, out.run, evaluated[0])  # type: ignore[arg-type]
+    evaluated = _evaluate(cfg, out) if _evaluable(out) else None
     enter(out, "load")
     out.corpus = inputs.corpus
     out.inputs.update(inputs.digests)
@@ -286,16 +276,12 @@ def _keep_shard(out: Outcome, shard: tuple[int, int]) -> None:
         out.run.only(q for q in out.run.queries if in_shard(q, shard))
 
 
-def _evaluate(cfg: Config, out: Outcome, inputs: Inputs | None = None) -> tuple[Evaluation, tuple[list[str], list[bool]]]:
-    """The measures (they need no corpus) and what the by-type table needs,
-    which ``inputs`` is told ahead (a corpus being read elsewhere answers it
-    meanwhile)."""
+def _evaluate(cfg: Config, out: Outcome) -> tuple[Evaluation, tuple[list[str], list[bool]]]:
+    """The measures (they need no corpus) and what the by-type table needs."""
     assert out.gold is not None and out.run is not None
     enter(out, "evaluate")
     grades, rankings = out.gold.grades(), out.run.rankings()
     irrelevant = irrelevant_top(grades, rankings, cfg.k, cfg.min_grade)
-    if inputs is not None:
-        inputs.expect_type_counts(*irrelevant)
     return evaluate(grades, rankings, cfg.measures(), cfg.options()), irrelevant
 
 

@@ -8,7 +8,6 @@ bounds of each delta and the gate on the paired test
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config
@@ -18,11 +17,8 @@ from rag_corpus_check.gate.label_debt import Scale, Sides, head_debt, view_bound
 from rag_corpus_check.pipeline.outcome import Outcome
 
 if TYPE_CHECKING:
-    from rag_corpus_check.gate.bootstrap import Interval
     from rag_corpus_check.gate.compare import Comparison, Side  # only with a base compared
-    from rag_corpus_check.gate.label_debt import Debt
     from rag_corpus_check.gate.slices import Tags
-    from rag_corpus_check.inputs.records import Gold, Run
     from rag_corpus_check.metrics.evaluate import Evaluation
     from rag_corpus_check.metrics.measures import Measure
 
@@ -32,45 +28,18 @@ def scale(cfg: Config) -> Scale:
     return Scale(cfg.options(), cfg.k, cfg.max_grade)
 
 
-@dataclass(frozen=True)
-class HeadUncertainty:
-    """The bootstrap interval and the label-debt bound of each mean of one
-    evaluation of ``gold`` and ``run``."""
-
-    gold: Gold
-    run: Run
-    evaluation: Evaluation
-    intervals: dict[Measure, Interval | None]
-    debt: Debt
-
-    def of(self, out: Outcome) -> bool:
-        """Whether these are of the outcome's evaluation (of its gold set and run)."""
-        return self.evaluation is out.evaluation and self.gold is out.gold and self.run is out.run
-
-
-def head_uncertainty(cfg: Config, gold: Gold, run: Run, evaluation: Evaluation) -> HeadUncertainty:
-    """The means' intervals and bounds. The check takes them while a corpus
-    is read in a second process (inputs.child), before it waits for it."""
-    return HeadUncertainty(gold, run, evaluation, mean_intervals(evaluation),
-                           head_debt(gold.grades(), run.rankings(), evaluation, scale(cfg)))
-
-
 def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = None,
                     base_family: frozenset[Measure] | None = None) -> None:
-    """The means' intervals and bounds (those taken ahead when they are of
-    the evaluation that stood), and the paired test's gate (with a base and
-    `significance.alpha`; ``base_family``: under the base's rules, the
-    measures of the base's thresholds, see :mod:`gate.significance`)."""
+    """The means' intervals and bounds of the evaluation that stood, and
+    the paired test's gate (with a base and `significance.alpha`;
+    ``base_family``: under the base's rules, the measures of the base's
+    thresholds, see :mod:`gate.significance`)."""
     if out.evaluation is None or out.gold is None or out.run is None:
         return
-    ahead = out.uncertainty_ahead
-    if ahead is not None and ahead.of(out):
-        head = ahead
-    elif charge_head(cfg, out, out.evaluation):
-        head = head_uncertainty(cfg, out.gold, out.run, out.evaluation)
-    else:
+    if not charge_head(cfg, out, out.evaluation):
         return
-    out.intervals, out.debt = head.intervals, head.debt
+    out.intervals = mean_intervals(out.evaluation)
+    out.debt = head_debt(out.gold.grades(), out.run.rankings(), out.evaluation, scale(cfg))
     if comparison is not None and cfg.significance is not None:
         from rag_corpus_check.gate.significance import significance_gate
 

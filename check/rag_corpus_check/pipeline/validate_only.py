@@ -31,8 +31,7 @@ def validate(root: str, config_path: str) -> Outcome:
     cfg = configure(root, config_path, out, Options())
     if cfg is not None:
         dense = _dense(cfg, root)
-        with _read(root, cfg, out, dense) as inputs:
-            _check(cfg, out, inputs, dense)
+        _check(cfg, out, _read(root, cfg, out, dense), dense)
     enter(out, None)
     return out
 
