@@ -143,15 +143,51 @@ def test_the_example_renders_with_verdict_commit_rules_metrics_deltas_and_worst_
     assert f"PR head `{PR_HEAD}`" in body and "checked out `5e0c1a9b7d3f2e4a6c8b0d1f3e5a7c9b1d3f5e7a`" in body
     assert "rules: `base`" in body and "15 questions" in body
     assert f"run [555]({RUN_URL}) concluded `failure`" in body
-    assert "| `nDCG@5` | 0.3792 | ≥ 0.7500 | ❌ |" in body
+    assert "| `nDCG@5` | 0.3792 | ≥ 0.75 | ❌ |" in body
+    # Why, as the job summary says it (each reason escaped: the @ is broken up, no mention).
+    assert "**The gate failed because:**\n\n- \\`P&#64;&#8203;5\\` is 0\\.1857, the threshold is 0\\.3\n" in body
+    assert "- \\`nDCG&#64;&#8203;5\\` is 0\\.3792, the threshold is 0\\.75" in body
     assert "Other means: `Judged@5` 0.8857" in body
     assert "#### Against the base `3c2b1a098765432f9f8e7d6c5b4a39281706f5e4`" in body
     assert "| `R@5` | 0.8929 | 0.3929 | -0.5000 | 0.003 |" in body
-    assert "#### The 5 lowest by `nDCG@5`" in body
-    assert "| q01 | 0.0000 | -0.7985 |" in body
+    assert "#### Worst questions by nDCG@5" in body
+    assert "| q01 | 0.0000 | -0.7985 |  |" in body
     assert "Problems" not in body and "WARNING" not in body
     assert visible_problems(body) == [] and mentions(body) == []
     assert body.count(MARKER) == 1
+
+
+def _block(markdown: str, heading: str) -> str:
+    """The text under ``heading`` up to the next heading (or the fold)."""
+    return re.split(r"\n#+ |\n<details>", markdown.split(heading + "\n\n", 1)[1], maxsplit=1)[0]
+
+
+def test_the_comment_and_the_job_summary_render_the_thresholds_the_same_way(repo, tmp_path, capsys):
+    """One renderer of the results file: the job summary's table of thresholds
+    and the comment's (rebuilt from results.json) are the same text, and so is
+    why the gate failed."""
+    from conftest import check
+
+    config = repo / ".rag-corpus-check.yml"
+    config.write_text(config.read_text().replace("P@5: 0.30", "P@5: 0.99"))
+    code, _, results, summary = check(tmp_path, capsys, "--no-github")
+    assert code == 1 and results["gate_reasons"][0].startswith("`P@5` is ")
+    body = render(load_results(json.dumps(results).encode()), RUN)
+    ours = _block(body, "#### Metrics vs thresholds").split("\n\n")[:3]  # the table, why, the reasons
+    assert ours == _block(summary, "### Metrics vs thresholds").split("\n\n")[:3]
+    ours = "\n\n".join(ours)
+    assert "| `P@5` | 0.3571 | ≥ 0.99 | ❌ |" in ours and "**The gate failed because:**" in ours
+
+
+def test_the_comment_lists_the_first_problems_as_the_job_summary_does():
+    r = example()
+    r["problems"] = [{"kind": "schema", "severity": "warning", "file": "gold.yaml", "line": i + 1, "id": f"q{i}",
+                      "message": "a warning"} for i in range(25)]
+    r["counts"]["warnings"] = 25
+    body = render(load_results(json.dumps(r).encode()), RUN)
+    problems = _block(body, "#### Input problems (0 errors, 25 warnings)")
+    assert "| warning | schema | gold\\.yaml&#58;1 | q0 | a warning |" in problems
+    assert problems.count("| warning |") == 10 and "…and 15 more problems (see the job summary)." in problems
 
 
 def test_forged_values_render_inert():
@@ -436,7 +472,7 @@ def test_a_comparison_entry_whose_id_is_not_text_is_passed_over():
         {"query_id": {"b": 1}, "measure": "nDCG@5", "delta": 0.2},
     ] + [q for q in results["comparison"]["questions"] if isinstance(q, dict)]
     body = render(load_results(read_artifact(artifact(results))["results.json"]), RUN)
-    assert body.startswith(MARKER) and "The 5 lowest by" in body
+    assert body.startswith(MARKER) and "Worst questions by" in body
 
 
 def test_a_results_file_the_comment_cannot_show_is_refused_not_a_crash(fake, tmp_path, monkeypatch):
