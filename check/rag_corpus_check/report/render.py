@@ -101,12 +101,18 @@ def thresholds(s: Summary, results: dict, level: int = 3, max_rows: int | None =
         s.para("With a base, every threshold holds on the head's own gold set and on the base's: the head's "
                "ranking is judged by the base's questions and labels too, so a change to the gold set can only "
                "add failures.")
-    reasons = [r for r in results.get("gate_reasons") or [] if isinstance(r, str)]
-    if results["verdict"] == "fail" and reasons:
-        s.para("**The gate failed because:**")
-        s.bullets([cell(r, 500) for r in reasons[:max_rows]])
-        if max_rows is not None and len(reasons) > max_rows:
-            s.para(more(max_rows, len(reasons), "reasons"))
+    if results["verdict"] == "fail":
+        _reasons(s, [r for r in results.get("gate_reasons") or [] if isinstance(r, str)], max_rows)
+
+
+def _reasons(s: Summary, reasons: list[str], max_rows: int | None) -> None:
+    if not reasons:
+        return
+    shown = reasons[:max_rows]
+    s.para("**The gate failed because:**")
+    s.bullets([cell(r, 500) for r in shown])
+    if len(shown) < len(reasons):
+        s.para(more(len(shown), len(reasons), "reasons"))
 
 
 # ---------------------------------------------------------------- questions
@@ -140,16 +146,22 @@ def worst(s: Summary, results: dict, n: int, columns: list[str] | None = None, l
     the base when asked for."""
     key = ranking_measure(results)
     rows = worst_questions(results, key, n) if key else []
-    if not rows:
+    if not key or not rows:
         return
     columns = columns or [key]
-    changes = question_deltas(results, key) if deltas else {}
+    changes = question_deltas(results, key) if deltas else None
     s.heading(f"Worst questions by {key if _MEASURE.fullmatch(key) else cell(key, 40)}", level)
     s.table(["question"] + (["text"] if texts is not None else []) + [measure(c) for c in columns]
-            + (["Δ against the base"] if deltas else []) + ["note"],
-            [[cell(q["query_id"])] + ([] if texts is None else [cell(texts.get(q["query_id"]) or "", 200)])
-             + [num(q["values"].get(c)) for c in columns] + ([signed(changes.get(q["query_id"]))] if deltas else [])
-             + ["" if q.get("in_run", True) else "not in run"] for q in rows])
+            + (["Δ against the base"] if changes is not None else []) + ["note"],
+            [_worst_row(q, columns, texts, changes) for q in rows])
+
+
+def _worst_row(q: dict, columns: list[str], texts: dict[str, str | None] | None,
+               changes: dict[str, object] | None) -> list[str]:
+    qid = q["query_id"]
+    return ([cell(qid)] + ([] if texts is None else [cell(texts.get(qid) or "", 200)])
+            + [num(q["values"].get(c)) for c in columns] + ([] if changes is None else [signed(changes.get(qid))])
+            + ["" if q.get("in_run", True) else "not in run"])
 
 
 # ---------------------------------------------------------------- problems
