@@ -23,6 +23,8 @@ from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.report import render as render_
 from rag_corpus_check.report.markdown import Summary, cell
 from rag_corpus_check.report.render import (
+    ICON,
+    TITLE,
     comparison,
     count,
     dicts,
@@ -32,6 +34,7 @@ from rag_corpus_check.report.render import (
     passed_cell,
     signed,
     threshold_row,
+    title_notes,
 )
 from rag_corpus_check.safe_io import InputError, loads_strict
 
@@ -41,15 +44,11 @@ MAX_ARTIFACT_BYTES = 5 * 1024 * 1024  # the zip, and again what it unpacks to
 MAX_COMMENT_BYTES = 40_000  # GitHub refuses a comment over 65,536 characters
 MAX_ROWS, MAX_WORST = 10, 5
 
-ICON = {"pass": "✅", "fail": "❌", "invalid": "⛔", "error": "💥", "partial": "🧩"}
-TITLE = {"pass": "passed", "fail": "quality gate failed", "invalid": "invalid input",
-         "error": "the check itself failed", "partial": "one shard measured"}
 # GitHub's conclusion of the run, which leads the title: the artifact is
 # the run's own word and can be forged, the conclusion cannot.
 CONCLUDED = {"success": "✅ run succeeded", "failure": "❌ run failed", "cancelled": "⚪ run cancelled",
              "skipped": "⚪ run skipped", "timed_out": "⏱️ run timed out", "action_required": "⚠️ run awaits approval",
              "neutral": "⚪ run neutral", "stale": "⚪ run stale", "startup_failure": "💥 run failed to start"}
-OVERRIDE_TITLE = " · ⚠️ rules overridden by this PR (`head-override`)"
 _SHA = re.compile(r"[0-9a-f]{7,64}")
 
 
@@ -240,12 +239,10 @@ def _fit(head: str, sections: list[str], footer: str) -> str:
 
 def _head(results: dict, run: RunInfo) -> str:
     verdict = results["verdict"]
-    advisory = " (advisory: the job is not failed)" if results.get("advisory") and verdict == "fail" else ""
     facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}",
              f"rules: `{results.get('rules_source') or 'unknown'}`", f"{count(len(results['queries']))} questions",
              f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
-    override = OVERRIDE_TITLE if results.get("rules_source") == "head-override" else ""
-    title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{advisory}{override}")
+    title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{title_notes(results)}")
     return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run), *_override(results),
                       *_trust(results)])
 

@@ -20,6 +20,18 @@ from rag_corpus_check.report.markdown import Summary, cell
 _MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
 MAX_QUESTIONS_SHOWN = 2000
 
+ICON = {"pass": "✅", "fail": "❌", "invalid": "⛔", "error": "💥", "partial": "🧩"}
+TITLE = {"pass": "passed", "fail": "quality gate failed", "invalid": "invalid input",
+         "error": "the check itself failed", "partial": "shard measured (merge the shards for the verdict)"}
+
+
+def title_notes(results: dict) -> str:
+    """What the title adds to the verdict: an advisory failure, rules this PR overrode."""
+    advisory = " (advisory: the job is not failed)" if results.get("advisory") and results["verdict"] == "fail" else ""
+    override = " · ⚠️ rules overridden by this PR (`head-override`)" if results.get("rules_source") == "head-override" \
+        else ""
+    return advisory + override
+
 
 # ---------------------------------------------------------------- values
 

@@ -7,14 +7,7 @@ import heapq
 from rag_corpus_check.gate.rules import OVERRIDE
 from rag_corpus_check.metrics.evaluate import OK
 from rag_corpus_check.metrics.measures import Measure, headline
-from rag_corpus_check.pipeline.outcome import (
-    ERROR,
-    FAIL,
-    INVALID,
-    PARTIAL,
-    PASS,
-    Outcome,
-)
+from rag_corpus_check.pipeline.outcome import ERROR, Outcome
 from rag_corpus_check.report import render
 from rag_corpus_check.report.by_slice import add_section as add_slice_section
 from rag_corpus_check.report.changes import add_sections as add_change_sections
@@ -24,15 +17,6 @@ from rag_corpus_check.report.markdown import Summary, cell
 from rag_corpus_check.report.results import results_dict
 from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
-
-ICON = {PASS: "✅", FAIL: "❌", INVALID: "⛔", ERROR: "💥", PARTIAL: "🧩"}
-TITLE = {
-    PASS: "passed",
-    FAIL: "quality gate failed",
-    INVALID: "invalid input",
-    ERROR: "the check itself failed",
-    PARTIAL: "shard measured (merge the shards for the verdict)",
-}
 
 
 def _commit_link(out: Outcome, sha: str) -> str:
@@ -47,7 +31,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     the results file's data, as the pull-request comment's do."""
     data = results_dict(out)
     s = Summary()
-    _head(s, out)
+    _head(s, out, data)
     render.thresholds(s, data)
     add_change_sections(s, out)  # on a pull request, what a reviewer reads first
     add_slice_section(s, out)
@@ -63,15 +47,11 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     return s
 
 
-def _head(s: Summary, out: Outcome) -> None:
+def _head(s: Summary, out: Outcome, data: dict) -> None:
     """The verdict and the commit first: a green check on an old revision
     must be visible as such."""
     checked = out.context.commit or out.context.github_sha
-    head = f"{ICON[out.verdict]} **rag-corpus-check: {TITLE[out.verdict]}**"
-    if out.advisory and out.verdict == FAIL:
-        head += " (advisory: the job is not failed)"
-    if out.rules_source == OVERRIDE:
-        head += " · ⚠️ rules overridden by this PR (`head-override`)"
+    head = f"{render.ICON[out.verdict]} **rag-corpus-check: {render.TITLE[out.verdict]}**{render.title_notes(data)}"
     head += f" · commit {_commit_link(out, checked)}" if checked else " · commit unknown (not a git checkout)"
     s.heading(head, 2)
     lines = _event_lines(out, checked)
