@@ -122,6 +122,9 @@ def forged() -> dict:
     r["comparison"]["base_sha"] = "[x](javascript:alert(1))"
     r["comparison"]["deltas"] = [{"measure": next(p), "base": "<b>x</b>", "head": [1], "delta": {"a": 1},
                                   "p_value": "@team"} for _ in range(3)]
+    r["comparison"]["views"] = [{"gold": "head", "paired_questions": 14, "questions": [], "deltas": r["comparison"][
+        "deltas"] + [{"measure": "nDCG@5", "base": None, "head": None, "delta": 10**4000, "conclusive": next(p),
+                      "if_unjudged_relevant": None, "p_value": 10**4000}]}]
     r["comparison"]["questions"] = [{"query_id": "@team|`x`", "measure": "nDCG@5", "delta": "<i>x</i>"}]
     r["problems"] = [{"kind": next(p), "severity": "warning", "file": next(p), "line": 1, "id": next(p),
                       "message": next(p)} for _ in range(5)]
@@ -149,7 +152,8 @@ def test_the_example_renders_with_verdict_commit_rules_metrics_deltas_and_worst_
     assert "- \\`nDCG&#64;&#8203;5\\` is 0\\.3792, the threshold is 0\\.75" in body
     assert "Other means: `Judged@5` 0.8857" in body
     assert "#### Against the base `3c2b1a098765432f9f8e7d6c5b4a39281706f5e4`" in body
-    assert "| `R@5` | 0.8929 | 0.3929 | -0.5000 | 0.003 |" in body
+    assert "**Judged by each revision's own gold set, over the questions in both: 14 questions**" in body
+    assert "| `R@5` | 0.8929 | 0.3929 | -0.5000 | — | — | 0.003 |" in body
     assert "#### Worst questions by nDCG@5" in body
     assert "| q01 | 0.0000 | -0.7985 |  |" in body
     assert "Problems" not in body and "WARNING" not in body
@@ -202,7 +206,7 @@ def test_forged_values_render_inert():
         assert not line.lstrip().startswith("::") and "##[" not in line, line
     assert body.count("| slice ") == 1 and "#### Other rules of the gate" in body
     # Values the schema leaves untyped, and numbers too big to show, are "?".
-    assert "| ? | ? | ? | ? |" in body and "≥ ?" in body
+    assert "| ? | ? | ? | — | — | ? |" in body and "≥ ?" in body
     # The artifact names another head than the run: said, not hidden.
     assert "> [!WARNING]\n> the results name another pull-request head" in body
 
@@ -216,13 +220,15 @@ def test_the_comment_stays_small_whatever_the_results_hold():
     r["queries"] = [{"query_id": big + str(i), "status": "ok", "values": {"nDCG@5": 0.0, big: 1.0}}
                     for i in range(200)]
     r["comparison"]["deltas"] = [{"measure": big, "base": 1, "head": 0, "delta": -1, "p_value": 0.5}] * 1000
+    r["comparison"]["views"] = [{"gold": "base", "paired_questions": 1, "deltas": r["comparison"]["deltas"],
+                                 "questions": []}] * 2
     r["problems"] = [{"kind": big + str(i), "severity": "error", "file": None, "line": None, "id": None,
                       "message": big} for i in range(1000)]
     raw = json.dumps(r).encode()
     assert len(raw) < MAX_ARTIFACT_BYTES
     body = render(load_results(raw), RUN)
     assert len(body.encode()) <= MAX_COMMENT_BYTES
-    assert "…and 990 more thresholds" in body
+    assert "…and 990 more thresholds" in body and "…and 990 more measures" in body
     assert visible_problems(body) == [] and mentions(body) == []
 
 

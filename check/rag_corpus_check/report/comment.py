@@ -27,7 +27,6 @@ from rag_corpus_check.report.render import (
     TITLE,
     comparison,
     count,
-    dicts,
     measure,
     more,
     num,
@@ -308,13 +307,10 @@ def _other_means(results: dict) -> str:
 
 
 def _deltas(results: dict) -> str:
+    """The job summary's tables base → head, under a heading naming the base."""
     cmp_ = comparison(results)
-    deltas = dicts(cmp_.get("deltas"))
-    rows = [[measure(d.get("measure")), num(d.get("base")), num(d.get("head")), signed(d.get("delta")),
-             num(d.get("p_value"), 3)] for d in deltas[:MAX_ROWS]]
-    head = f"#### Against the base {sha(cmp_.get('base_sha') or cmp_.get('base_rev'))}\n\n"
-    table = _table(["measure", "base", "head", "Δ", "p"], rows) + _more(len(rows), len(deltas), "measures")
-    return head + table if rows else ""
+    tables = _section(render_.deltas, results, max_rows=MAX_ROWS)
+    return f"#### Against the base {sha(cmp_.get('base_sha') or cmp_.get('base_rev'))}\n\n{tables}" if tables else ""
 
 
 def _footer(run: RunInfo, what: str) -> str:

@@ -15,10 +15,15 @@ from __future__ import annotations
 import re
 
 from rag_corpus_check.core.text import natural_key
+from rag_corpus_check.gate.terms import (  # constants only: no import past the stdlib
+    GOLD_SETS,
+    MIN_QUESTIONS,
+)
 from rag_corpus_check.report.markdown import Summary, cell
 
 _MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
 MAX_QUESTIONS_SHOWN = 2000
+IF_RELEVANT = "if every unjudged top-k document were relevant"
 
 ICON = {"pass": "✅", "fail": "❌", "invalid": "⛔", "error": "💥", "partial": "🧩"}
 TITLE = {"pass": "passed", "fail": "quality gate failed", "invalid": "invalid input",
@@ -127,6 +132,35 @@ def _reasons(s: Summary, reasons: list[str], max_rows: int | None) -> None:
         s.para(more(len(shown), len(reasons), "reasons"))
 
 
+# ---------------------------------------------------------------- against the base
+
+
+def deltas(s: Summary, results: dict, max_rows: int | None = None) -> None:
+    """The means base → head, a table per gold set compared, with the
+    interval of each delta, its label-debt bound and the paired test's p."""
+    cmp_ = comparison(results)
+    for view in dicts(cmp_.get("views")):
+        gold, rows = view.get("gold"), dicts(view.get("deltas"))
+        words = GOLD_SETS.get(gold, cell(gold, 20)) if isinstance(gold, str) else "?"
+        s.para(f"**Judged by {words}: {count(view.get('paired_questions'))} questions** (the same questions on both "
+               "sides; `max_drop` compares these means).")
+        s.table(["measure", "base", "head", "Δ", f"{_ci_words(results)} of Δ", f"Δ {IF_RELEVANT}",
+                 "p (paired randomization)"], [_delta_row(d) for d in rows[:max_rows]])
+        if max_rows is not None and len(rows) > max_rows:
+            s.para(more(max_rows, len(rows), "measures"))
+    paired = cmp_.get("paired_questions")
+    if "views" in cmp_ and type(paired) is int and paired < MIN_QUESTIONS:
+        s.para(f"Only {count(paired)} questions are in both revisions: too few to conclude that a change is real.")
+
+
+def _delta_row(d: dict) -> list[str]:
+    i, bound, p = d.get("interval"), d.get("if_unjudged_relevant"), d.get("p_value")
+    interval = f"[{signed(i.get('low'))}, {signed(i.get('high'))}]" if isinstance(i, dict) else "—"
+    tested = "—" if p is None else num(p, 3) if d.get("conclusive") is not False else f"{num(p, 2)} (too few questions)"
+    return [measure(d.get("measure")), num(d.get("base")), num(d.get("head")), signed(d.get("delta")), interval,
+            signed(bound.get("delta")) if isinstance(bound, dict) else "—", tested]
+
+
 # ---------------------------------------------------------------- questions
 
 
@@ -216,9 +250,6 @@ def _interval(i: object) -> str:
 def _ci_words(results: dict) -> str:
     level = (results.get("confidence") or {}).get("level", 0.95)
     return f"{level:.0%} interval" if is_number(level) else "interval"
-
-
-IF_RELEVANT = "if every unjudged top-k document were relevant"
 
 
 def means(s: Summary, results: dict, worst_count: int, headline: list[str],

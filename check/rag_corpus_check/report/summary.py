@@ -33,7 +33,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     s = Summary()
     _head(s, out, data)
     render.thresholds(s, data)
-    add_change_sections(s, out)  # on a pull request, what a reviewer reads first
+    add_change_sections(s, out, data)  # on a pull request, what a reviewer reads first
     add_slice_section(s, out)
     render.problems(s, data)
     add_retrieval_sections(s, out)
