@@ -122,6 +122,9 @@ def forged() -> dict:
     r["comparison"]["base_sha"] = "[x](javascript:alert(1))"
     r["comparison"]["deltas"] = [{"measure": next(p), "base": "<b>x</b>", "head": [1], "delta": {"a": 1},
                                   "p_value": "@team"} for _ in range(3)]
+    r["comparison"]["views"] = [{"gold": "head", "paired_questions": 14, "questions": [], "deltas": r["comparison"][
+        "deltas"] + [{"measure": "nDCG@5", "base": None, "head": None, "delta": 10**4000, "conclusive": next(p),
+                      "if_unjudged_relevant": None, "p_value": 10**4000}]}]
     r["comparison"]["questions"] = [{"query_id": "@team|`x`", "measure": "nDCG@5", "delta": "<i>x</i>"}]
     r["problems"] = [{"kind": next(p), "severity": "warning", "file": next(p), "line": 1, "id": next(p),
                       "message": next(p)} for _ in range(5)]
@@ -143,15 +146,52 @@ def test_the_example_renders_with_verdict_commit_rules_metrics_deltas_and_worst_
     assert f"PR head `{PR_HEAD}`" in body and "checked out `5e0c1a9b7d3f2e4a6c8b0d1f3e5a7c9b1d3f5e7a`" in body
     assert "rules: `base`" in body and "15 questions" in body
     assert f"run [555]({RUN_URL}) concluded `failure`" in body
-    assert "| `nDCG@5` | 0.3792 | ≥ 0.7500 | ❌ |" in body
+    assert "| `nDCG@5` | 0.3792 | ≥ 0.75 | ❌ |" in body
+    # Why, as the job summary says it (each reason escaped: the @ is broken up, no mention).
+    assert "**The gate failed because:**\n\n- \\`P&#64;&#8203;5\\` is 0\\.1857, the threshold is 0\\.3\n" in body
+    assert "- \\`nDCG&#64;&#8203;5\\` is 0\\.3792, the threshold is 0\\.75" in body
     assert "Other means: `Judged@5` 0.8857" in body
     assert "#### Against the base `3c2b1a098765432f9f8e7d6c5b4a39281706f5e4`" in body
-    assert "| `R@5` | 0.8929 | 0.3929 | -0.5000 | 0.003 |" in body
-    assert "#### The 5 lowest by `nDCG@5`" in body
-    assert "| q01 | 0.0000 | -0.7985 |" in body
+    assert "**Judged by each revision's own gold set, over the questions in both: 14 questions**" in body
+    assert "| `R@5` | 0.8929 | 0.3929 | -0.5000 | — | — | 0.003 |" in body
+    assert "#### Worst questions by nDCG@5" in body
+    assert "| q01 | 0.0000 | -0.7985 |  |" in body
     assert "Problems" not in body and "WARNING" not in body
     assert visible_problems(body) == [] and mentions(body) == []
     assert body.count(MARKER) == 1
+
+
+def _block(markdown: str, heading: str) -> str:
+    """The text under ``heading`` up to the next heading (or the fold)."""
+    return re.split(r"\n#+ |\n<details>", markdown.split(heading + "\n\n", 1)[1], maxsplit=1)[0]
+
+
+def test_the_comment_and_the_job_summary_render_the_thresholds_the_same_way(repo, tmp_path, capsys):
+    """One renderer of the results file: the job summary's table of thresholds
+    and the comment's (rebuilt from results.json) are the same text, and so is
+    why the gate failed."""
+    from conftest import check
+
+    config = repo / ".rag-corpus-check.yml"
+    config.write_text(config.read_text().replace("P@5: 0.30", "P@5: 0.99"))
+    code, _, results, summary = check(tmp_path, capsys, "--no-github")
+    assert code == 1 and results["gate_reasons"][0].startswith("`P@5` is ")
+    body = render(load_results(json.dumps(results).encode()), RUN)
+    ours = _block(body, "#### Metrics vs thresholds").split("\n\n")[:3]  # the table, why, the reasons
+    assert ours == _block(summary, "### Metrics vs thresholds").split("\n\n")[:3]
+    ours = "\n\n".join(ours)
+    assert "| `P@5` | 0.3571 | ≥ 0.99 | ❌ |" in ours and "**The gate failed because:**" in ours
+
+
+def test_the_comment_lists_the_first_problems_as_the_job_summary_does():
+    r = example()
+    r["problems"] = [{"kind": "schema", "severity": "warning", "file": "gold.yaml", "line": i + 1, "id": f"q{i}",
+                      "message": "a warning"} for i in range(25)]
+    r["counts"]["warnings"] = 25
+    body = render(load_results(json.dumps(r).encode()), RUN)
+    problems = _block(body, "#### Input problems (0 errors, 25 warnings)")
+    assert "| warning | schema | gold\\.yaml&#58;1 | q0 | a warning |" in problems
+    assert problems.count("| warning |") == 10 and "…and 15 more problems (see the job summary)." in problems
 
 
 def test_forged_values_render_inert():
@@ -166,7 +206,7 @@ def test_forged_values_render_inert():
         assert not line.lstrip().startswith("::") and "##[" not in line, line
     assert body.count("| slice ") == 1 and "#### Other rules of the gate" in body
     # Values the schema leaves untyped, and numbers too big to show, are "?".
-    assert "| ? | ? | ? | ? |" in body and "≥ ?" in body
+    assert "| ? | ? | ? | — | — | ? |" in body and "≥ ?" in body
     # The artifact names another head than the run: said, not hidden.
     assert "> [!WARNING]\n> the results name another pull-request head" in body
 
@@ -180,13 +220,15 @@ def test_the_comment_stays_small_whatever_the_results_hold():
     r["queries"] = [{"query_id": big + str(i), "status": "ok", "values": {"nDCG@5": 0.0, big: 1.0}}
                     for i in range(200)]
     r["comparison"]["deltas"] = [{"measure": big, "base": 1, "head": 0, "delta": -1, "p_value": 0.5}] * 1000
+    r["comparison"]["views"] = [{"gold": "base", "paired_questions": 1, "deltas": r["comparison"]["deltas"],
+                                 "questions": []}] * 2
     r["problems"] = [{"kind": big + str(i), "severity": "error", "file": None, "line": None, "id": None,
                       "message": big} for i in range(1000)]
     raw = json.dumps(r).encode()
     assert len(raw) < MAX_ARTIFACT_BYTES
     body = render(load_results(raw), RUN)
     assert len(body.encode()) <= MAX_COMMENT_BYTES
-    assert "…and 990 more thresholds" in body
+    assert "…and 990 more thresholds" in body and "…and 990 more measures" in body
     assert visible_problems(body) == [] and mentions(body) == []
 
 
@@ -436,7 +478,7 @@ def test_a_comparison_entry_whose_id_is_not_text_is_passed_over():
         {"query_id": {"b": 1}, "measure": "nDCG@5", "delta": 0.2},
     ] + [q for q in results["comparison"]["questions"] if isinstance(q, dict)]
     body = render(load_results(read_artifact(artifact(results))["results.json"]), RUN)
-    assert body.startswith(MARKER) and "The 5 lowest by" in body
+    assert body.startswith(MARKER) and "Worst questions by" in body
 
 
 def test_a_results_file_the_comment_cannot_show_is_refused_not_a_crash(fake, tmp_path, monkeypatch):

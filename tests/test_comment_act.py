@@ -87,7 +87,7 @@ def test_one_comment_is_created_then_updated(tmp_path, action, fake):
                                                          "comment-id": "?"}, first.describe()
     [ours] = bot_comments(fake)
     assert ours["body"].startswith(MARKER + "\n### ❌ run failed (GitHub) · rag-corpus-check: ❌ quality gate failed")
-    assert "| `nDCG@5` | 0.3792 | ≥ 0.7500 | ❌ |" in ours["body"]
+    assert "| `nDCG@5` | 0.3792 | ≥ 0.75 | ❌ |" in ours["body"]
     assert any("stand-in setup-python" in line for line in first.printed(["0", "python"])), first.describe()
     assert [r["auth"] for r in fake.calls("GET", "/blob/")] == [None]  # no token to the blob store
 

@@ -198,7 +198,7 @@ def test_a_pr_breaking_only_billing_fails_naming_the_slice(kb, tmp_path, capsys)
     body = render(load_results(json.dumps(results).encode()), RunInfo(1, "https://github.com/o/r/actions/runs/1",
                                                                          "0" * 40, "failure"))
     rules = body.split("#### Other rules of the gate\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert rules[2].startswith("| slice billing | `nDCG@5` | 0.1658 | ≥ 0.3000, drop ≤ 0.0500 | ❌ ("), rules
+    assert rules[2].startswith("| slice billing | `nDCG@5` | 0.1658 | ≥ 0.3, drop ≤ 0.05 | ❌ ("), rules
     assert rules[3] == "| per question | `nDCG@5` | 2 fell by > 0.5000 | at most 20 | ✅ |", rules
 
 

@@ -18,11 +18,10 @@ from rag_corpus_check.gate.terms import (
     WORK,
 )
 from rag_corpus_check.pipeline.outcome import Outcome
+from rag_corpus_check.report import render
 from rag_corpus_check.report.confidence import (
     add_explained,
     add_significance,
-    delta_cells,
-    delta_header,
     delta_json,
     explained,
     explained_line,
@@ -45,15 +44,8 @@ def signed(v: float | None) -> str:
     return "—" if v is None else f"{v:+.4f}"
 
 
-def _p(d: Delta) -> str:
-    if d.p_value is None:
-        return "—"
-    if not d.conclusive:
-        return f"{d.p_value:.2f} (too few questions)"
-    return f"{d.p_value:.3f}"
-
-
-def add_sections(s: Summary, out: Outcome) -> None:
+def add_sections(s: Summary, out: Outcome, data: dict) -> None:
+    """What changed in this PR; ``data``: the results file's (the deltas are rendered from it)."""
     if out.base is None:
         if out.evaluation is not None:
             s.para("No base was compared (run with `--base <rev>` / on `pull_request` to see what changed).")
@@ -66,7 +58,7 @@ def add_sections(s: Summary, out: Outcome) -> None:
         _rules(s, out.rules)
     cmp_ = out.base.comparison
     if cmp_ is not None:
-        _deltas(s, cmp_)
+        render.deltas(s, data)
         add_explained(s, out, pool_command(out))
         add_significance(s, out)
         _per_question(s, out)
@@ -96,17 +88,6 @@ def _rules(s: Summary, rules: Rules) -> None:
 def view_title(v: View) -> str:
     """Which gold set a view's figures come from, in words."""
     return f"Judged by {GOLD_SETS[v.gold]}: {v.paired} questions"
-
-
-def _deltas(s: Summary, cmp_: Comparison) -> None:
-    for v in cmp_.views:
-        s.para(f"**{view_title(v)}** (the same questions on both sides; `max_drop` compares these means).")
-        s.table(
-            ["measure", "base", "head", "Δ", *delta_header(), "p (paired randomization)"],
-            [[f"`{d.measure}`", fmt(d.base), fmt(d.head), signed(d.delta), *delta_cells(d), _p(d)] for d in v.deltas],
-        )
-    if cmp_.paired < MIN_QUESTIONS:
-        s.para(f"Only {cmp_.paired} questions are in both revisions: too few to conclude that a change is real.")
 
 
 def _per_question(s: Summary, out: Outcome) -> None:

@@ -16,31 +16,39 @@ import re
 import stat
 import zipfile
 import zlib
-from collections import Counter
 from dataclasses import dataclass
 
 from rag_corpus_check.core.schemas import errors, load_schema, quick_verdict
-from rag_corpus_check.core.text import natural_key, safe_text
-from rag_corpus_check.report.markdown import cell
+from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.report import render as render_
+from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.render import (
+    ICON,
+    TITLE,
+    comparison,
+    count,
+    measure,
+    more,
+    num,
+    passed_cell,
+    signed,
+    threshold_row,
+    title_notes,
+)
 from rag_corpus_check.safe_io import InputError, loads_strict
 
 MARKER = "<!-- rag-corpus-check -->"
 RESULTS, SUMMARY = "results.json", "summary.md"
 MAX_ARTIFACT_BYTES = 5 * 1024 * 1024  # the zip, and again what it unpacks to
 MAX_COMMENT_BYTES = 40_000  # GitHub refuses a comment over 65,536 characters
-MAX_ROWS, MAX_WORST, MAX_KINDS = 10, 5, 8
+MAX_ROWS, MAX_WORST = 10, 5
 
-ICON = {"pass": "✅", "fail": "❌", "invalid": "⛔", "error": "💥", "partial": "🧩"}
-TITLE = {"pass": "passed", "fail": "quality gate failed", "invalid": "invalid input",
-         "error": "the check itself failed", "partial": "one shard measured"}
 # GitHub's conclusion of the run, which leads the title: the artifact is
 # the run's own word and can be forged, the conclusion cannot.
 CONCLUDED = {"success": "✅ run succeeded", "failure": "❌ run failed", "cancelled": "⚪ run cancelled",
              "skipped": "⚪ run skipped", "timed_out": "⏱️ run timed out", "action_required": "⚠️ run awaits approval",
              "neutral": "⚪ run neutral", "stale": "⚪ run stale", "startup_failure": "💥 run failed to start"}
-OVERRIDE_TITLE = " · ⚠️ rules overridden by this PR (`head-override`)"
 _SHA = re.compile(r"[0-9a-f]{7,64}")
-_MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
 
 
 class ArtifactError(Exception):
@@ -168,27 +176,6 @@ def _bad_field(value: dict, schema: dict) -> str:
 # ---------------------------------------------------------------- numbers, ids, tables
 
 
-def _is_number(value: object) -> bool:
-    return type(value) in (int, float) and abs(value) < 1e9  # type: ignore[arg-type]
-
-
-def num(value: object, digits: int = 4) -> str:
-    """A number as shown; null as "—"; anything else (the schema leaves some
-    fields untyped, and huge numbers) as "?"."""
-    if value is None:
-        return "—"
-    return f"{value:.{digits}f}" if _is_number(value) else "?"
-
-
-def signed(value: object) -> str:
-    text = num(value)
-    return "+" + text if text[0].isdigit() else text
-
-
-def count(n: int) -> str:
-    return str(n) if n < 10**9 else "?"
-
-
 def sha(value: object) -> str:
     """A commit id in backticks when it is one, else escaped text."""
     if isinstance(value, str) and _SHA.fullmatch(value):
@@ -196,28 +183,19 @@ def sha(value: object) -> str:
     return cell(value, 80) if value else "unknown"
 
 
-def measure(value: object) -> str:
-    """A measure name in backticks when it looks like one, else escaped text."""
-    return f"`{value}`" if isinstance(value, str) and _MEASURE.fullmatch(value) else cell(value, 40)
-
-
-def _dicts(value: object) -> list[dict]:
-    """The objects of a list the schema leaves untyped (the comparison's)."""
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _comparison(results: dict) -> dict:
-    cmp_ = results.get("comparison")
-    return cmp_ if isinstance(cmp_, dict) else {}
-
-
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+    return Summary().table(header, rows).parts[0]
 
 
 def _more(shown: int, total: int, what: str) -> str:
-    return f"\n\n…and {total - shown} more {what} (see the job summary)." if total > shown else ""
+    return "\n\n" + more(shown, total, what) if total > shown else ""
+
+
+def _section(draw, *args, **kwargs) -> str:
+    """A section :mod:`report.render` draws (the job summary's too), as text."""
+    s = Summary()
+    draw(s, *args, **kwargs)
+    return "\n\n".join(s.parts)
 
 
 # ---------------------------------------------------------------- the comment
@@ -225,8 +203,10 @@ def _more(shown: int, total: int, what: str) -> str:
 
 def render(results: dict, run: RunInfo) -> str:
     """The comment for a valid results file, under MAX_COMMENT_BYTES."""
-    sections = [_thresholds(results), _other_rules(results), _other_means(results), _deltas(results), _worst(results),
-                _problems(results)]
+    sections = [_section(render_.thresholds, results, level=4, max_rows=MAX_ROWS), _other_rules(results),
+                _other_means(results), _deltas(results),
+                _section(render_.worst, results, MAX_WORST, level=4, deltas=True),
+                _section(render_.problems, results, level=4, max_rows=MAX_ROWS)]
     return _fit(_head(results, run), sections, _footer(run, f"Rebuilt from `{RESULTS}` of"))
 
 
@@ -258,12 +238,10 @@ def _fit(head: str, sections: list[str], footer: str) -> str:
 
 def _head(results: dict, run: RunInfo) -> str:
     verdict = results["verdict"]
-    advisory = " (advisory: the job is not failed)" if results.get("advisory") and verdict == "fail" else ""
     facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}",
              f"rules: `{results.get('rules_source') or 'unknown'}`", f"{count(len(results['queries']))} questions",
              f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
-    override = OVERRIDE_TITLE if results.get("rules_source") == "head-override" else ""
-    title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{advisory}{override}")
+    title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{title_notes(results)}")
     return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run), *_override(results),
                       *_trust(results)])
 
@@ -280,7 +258,7 @@ def _override(results: dict) -> list[str]:
     """A PR gated on its own rules (a new rule_change_reason): said under the title, with what it changed."""
     if results.get("rules_source") != "head-override":
         return []
-    rules = _comparison(results).get("rules")
+    rules = comparison(results).get("rules")
     rules = rules if isinstance(rules, dict) else {}
     reason, changed = rules.get("override_reason"), rules.get("changes")
     changes = [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []
@@ -301,35 +279,18 @@ def _warnings(results: dict, run: RunInfo) -> list[str]:
     return [f"\n> [!WARNING]\n> {w}; they may be stale or forged." for w in found]
 
 
-def _thresholds(results: dict) -> str:
-    rows = sorted(results["thresholds"], key=lambda t: t["passed"] is not False)
-    shown = [_threshold_row(t) for t in rows[:MAX_ROWS]]
-    body = _table(["measure", "value", "threshold", "result"], shown) + _more(len(shown), len(rows), "thresholds")
-    return "#### Metrics vs thresholds\n\n" + body if rows else ""
-
-
-def _threshold_row(t: dict) -> list[str]:
-    drop = f", drop ≤ {num(t['max_drop'])}" if t.get("max_drop") is not None else ""
-    note = f" ({cell(t['note'], 80)})" if t.get("note") else ""
-    return [measure(t["measure"]), num(t["value"]), f"≥ {num(t['limit'])}{drop}", _passed(t["passed"]) + note]
-
-
-def _passed(passed: object) -> str:
-    return {True: "✅", False: "❌"}.get(passed, "—")  # type: ignore[call-overload]
-
-
 def _other_rules(results: dict) -> str:
     """The gate's other rules, failed first: each gated slice's thresholds,
     the per-question rule, the significance gate."""
     sig, rule = results.get("significance") or {}, results.get("per_question")
     slices = [(s, t) for s in (results.get("slices") or {}).get("slices") or [] if s["gated"] for t in s["thresholds"]]
-    rows = [[f"slice {cell(s['name'], 64)}", *_threshold_row(t)] for s, t in slices]
+    rows = [[f"slice {cell(s['name'], 64)}", *threshold_row(t)] for s, t in slices]
     if rule:
         fell = max(map(len, rule["dropped"].values()), default=0)
         rows.append(["per question", measure(rule["measure"]), f"{count(fell)} fell by > {num(rule['max_drop'])}",
-                     f"at most {count(rule['max_questions'])}", _passed(rule["passed"])])
+                     f"at most {count(rule['max_questions'])}", passed_cell(rule["passed"])])
     rows += [[f"significance, {cell(t['gold'], 4)} gold", measure(t["measure"]), f"Δ {signed(t['delta'])}",
-              f"adjusted p > {num(sig['alpha'], 3)}", f"{_passed(not t['failed'])} (p {num(t['adjusted_p_value'], 3)})"]
+              f"adjusted p > {num(sig['alpha'], 3)}", f"{passed_cell(not t['failed'])} (p {num(t['adjusted_p_value'], 3)})"]
              for t in sig.get("tested", [])]
     rows.sort(key=lambda r: not r[-1].startswith("❌"))
     body = _table(["rule", "measure", "value", "must be", "result"], rows[:MAX_ROWS]) + _more(
@@ -346,53 +307,10 @@ def _other_means(results: dict) -> str:
 
 
 def _deltas(results: dict) -> str:
-    cmp_ = _comparison(results)
-    deltas = _dicts(cmp_.get("deltas"))
-    rows = [[measure(d.get("measure")), num(d.get("base")), num(d.get("head")), signed(d.get("delta")),
-             num(d.get("p_value"), 3)] for d in deltas[:MAX_ROWS]]
-    head = f"#### Against the base {sha(cmp_.get('base_sha') or cmp_.get('base_rev'))}\n\n"
-    table = _table(["measure", "base", "head", "Δ", "p"], rows) + _more(len(rows), len(deltas), "measures")
-    return head + table if rows else ""
-
-
-def ranking_measure(results: dict) -> str | None:
-    """The measure questions are ranked by: nDCG@K, else the first gated one."""
-    k = (results.get("conventions") or {}).get("k")
-    preferred = [f"nDCG@{k}", *(t["measure"] for t in results["thresholds"])]
-    return next((m for m in preferred if m in results["metrics"]), None)
-
-
-def worst_questions(results: dict, key: str) -> list[dict]:
-    scored = [q for q in results["queries"] if q["status"] == "ok" and _is_number(q["values"].get(key))]
-    return sorted(scored, key=lambda q: (q["values"][key], natural_key(q["query_id"])))[:MAX_WORST]
-
-
-def _question_deltas(results: dict, key: str) -> dict[str, object]:
-    """Per question id, its change of ``key`` against the base. The schema
-    leaves these entries open: one whose id is not text is passed over."""
-    changes = _dicts(_comparison(results).get("questions"))
-    return {q["query_id"]: q.get("delta") for q in changes
-            if q.get("measure") == key and isinstance(q.get("query_id"), str)}
-
-
-def _worst(results: dict) -> str:
-    key = ranking_measure(results) or ""
-    deltas = _question_deltas(results, key)
-    rows = [[cell(q["query_id"], 60), num(q["values"][key]), signed(deltas.get(q["query_id"]))]
-            for q in worst_questions(results, key)]
-    table = _table(["question", measure(key), "Δ against the base"], rows)
-    return f"#### The {len(rows)} lowest by {measure(key)}\n\n{table}" if rows else ""
-
-
-def _problems(results: dict) -> str:
-    problems = results["problems"]
-    total = len(problems) + sum((results.get("problems_dropped") or {}).values())
-    severities = Counter(p["severity"] for p in problems)
-    kinds = ", ".join(f"{cell(k, 30)} {n}" for k, n in Counter(p["kind"] for p in problems).most_common(MAX_KINDS))
-    text = (f"#### Problems: {count(total)}\n\n{severities['error']} errors and {severities['warning']} warnings "
-            f"listed ({kinds or 'none'}); {count(total - len(problems))} more not listed. The job summary names "
-            "each with its file and line.")
-    return text if total else ""
+    """The job summary's tables base → head, under a heading naming the base."""
+    cmp_ = comparison(results)
+    tables = _section(render_.deltas, results, max_rows=MAX_ROWS)
+    return f"#### Against the base {sha(cmp_.get('base_sha') or cmp_.get('base_rev'))}\n\n{tables}" if tables else ""
 
 
 def _footer(run: RunInfo, what: str) -> str:

@@ -46,10 +46,6 @@ def means_note(out: Outcome) -> str | None:
             "questions in the means; where this row is far above the means, missing labels hold them down.")
 
 
-def delta_header() -> list[str]:
-    return [f"{CI} of Δ", f"Δ {IF_RELEVANT}"]
-
-
 def delta_cells(d: Delta) -> list[str]:
     b = d.bound
     bound = "—" if b is None or b.delta is None else f"{b.delta:+.4f}"

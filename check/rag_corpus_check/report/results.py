@@ -8,7 +8,7 @@ import stat
 import tempfile
 
 from rag_corpus_check.core.text import natural_key
-from rag_corpus_check.pipeline.outcome import Outcome, environment
+from rag_corpus_check.pipeline.outcome import Outcome, environment, gate_reasons
 from rag_corpus_check.report.by_slice import slices_json
 from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.confidence import results_json
@@ -28,6 +28,7 @@ def results_dict(out: Outcome) -> dict:
         "metrics": {str(m): v for m, v in ev.means.items()} if ev else {},
         "counts": _counts(out),
         "thresholds": [_threshold(t) for t in out.thresholds],
+        "gate_reasons": gate_reasons(out),
         "per_question": per_question_json(out),
         **results_json(out),
         "slices": slices_json(out),

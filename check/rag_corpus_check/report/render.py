@@ -1,0 +1,318 @@
+"""The Markdown of a results file: the sections the job summary and the
+pull-request comment share, rendered from the dict :mod:`report.results`
+writes (schemas/results.schema.json), never from the pipeline's objects.
+
+The comment job renders a results file that came in a hostile artifact: it
+is valid against the schema, but the schema leaves some fields untyped. So
+every string goes through :func:`cell` (or is a schema enum), every number
+through :func:`num`/:func:`limit`/:func:`count` (anything that is not a
+number of a sane size shows as "?"). Standard library only: the comment job
+installs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_corpus_check.core.text import natural_key
+from rag_corpus_check.gate.terms import (  # constants only: no import past the stdlib
+    GOLD_SETS,
+    MIN_QUESTIONS,
+)
+from rag_corpus_check.report.markdown import Summary, cell
+
+_MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
+MAX_QUESTIONS_SHOWN = 2000
+IF_RELEVANT = "if every unjudged top-k document were relevant"
+
+ICON = {"pass": "✅", "fail": "❌", "invalid": "⛔", "error": "💥", "partial": "🧩"}
+TITLE = {"pass": "passed", "fail": "quality gate failed", "invalid": "invalid input",
+         "error": "the check itself failed", "partial": "shard measured (merge the shards for the verdict)"}
+
+
+def title_notes(results: dict) -> str:
+    """What the title adds to the verdict: an advisory failure, rules this PR overrode."""
+    advisory = " (advisory: the job is not failed)" if results.get("advisory") and results["verdict"] == "fail" else ""
+    override = " · ⚠️ rules overridden by this PR (`head-override`)" if results.get("rules_source") == "head-override" \
+        else ""
+    return advisory + override
+
+
+# ---------------------------------------------------------------- values
+
+
+def is_number(value: object) -> bool:
+    return type(value) in (int, float) and abs(value) < 1e9  # type: ignore[arg-type]
+
+
+def num(value: object, digits: int = 4) -> str:
+    """A number as shown; null as "—"; anything else (an untyped field of a
+    hostile file, a huge number) as "?"."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}f}" if is_number(value) else "?"
+
+
+def signed(value: object) -> str:
+    text = num(value)
+    return "+" + text if text[0].isdigit() else text
+
+
+def limit(value: object) -> str:
+    """A limit from the config, as written (``0.75``, ``0.05``)."""
+    return f"{value:g}" if is_number(value) else "?"
+
+
+def count(value: object) -> str:
+    return str(value) if type(value) is int and 0 <= value < 10**9 else "?"
+
+
+def measure(value: object) -> str:
+    """A measure name in backticks when it looks like one, else escaped text."""
+    return f"`{value}`" if isinstance(value, str) and _MEASURE.fullmatch(value) else cell(value, 40)
+
+
+def dicts(value: object) -> list[dict]:
+    """The objects of a list the schema leaves untyped."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def comparison(results: dict) -> dict:
+    cmp_ = results.get("comparison")
+    return cmp_ if isinstance(cmp_, dict) else {}
+
+
+def passed_cell(passed: object) -> str:
+    return {True: "✅", False: "❌"}.get(passed, "—")  # type: ignore[call-overload]
+
+
+def more(shown: int, total: int, what: str) -> str:
+    return f"…and {total - shown} more {what} (see the job summary)." if total > shown else ""
+
+
+# ---------------------------------------------------------------- thresholds
+
+
+def threshold_row(t: dict, on_base: bool = False) -> list[str]:
+    """measure, value (and on the base's gold set), the limit (and max_drop), the result."""
+    drop = f", drop ≤ {limit(t['max_drop'])}" if t.get("max_drop") is not None else ""
+    note = f" ({cell(t['note'])})" if t.get("note") else ""
+    values = [num(t["value"]), num(t.get("value_on_base_gold"))] if on_base else [num(t["value"])]
+    return [measure(t["measure"]), *values, f"≥ {limit(t['limit'])}{drop}", passed_cell(t["passed"]) + note]
+
+
+def thresholds(s: Summary, results: dict, level: int = 3, max_rows: int | None = None) -> None:
+    """The thresholds, failed first; with a base, their values on both gold
+    sets; when the gate failed, why."""
+    rows = sorted(results["thresholds"], key=lambda t: t["passed"] is not False)
+    if not rows:
+        return
+    on_base = any("base" in (t.get("gold_sets") or ()) for t in rows)
+    shown = rows[:max_rows]
+    s.heading("Metrics vs thresholds", level)
+    columns = ["measure", "value (head's gold set)", "value (base's gold set)"] if on_base else ["measure", "value"]
+    s.table(columns + ["threshold", "result"], [threshold_row(t, on_base) for t in shown])
+    if len(shown) < len(rows):
+        s.para(more(len(shown), len(rows), "thresholds"))
+    if on_base:
+        s.para("With a base, every threshold holds on the head's own gold set and on the base's: the head's "
+               "ranking is judged by the base's questions and labels too, so a change to the gold set can only "
+               "add failures.")
+    if results["verdict"] == "fail":
+        _reasons(s, [r for r in results.get("gate_reasons") or [] if isinstance(r, str)], max_rows)
+
+
+def _reasons(s: Summary, reasons: list[str], max_rows: int | None) -> None:
+    if not reasons:
+        return
+    shown = reasons[:max_rows]
+    s.para("**The gate failed because:**")
+    s.bullets([cell(r, 500) for r in shown])
+    if len(shown) < len(reasons):
+        s.para(more(len(shown), len(reasons), "reasons"))
+
+
+# ---------------------------------------------------------------- against the base
+
+
+def deltas(s: Summary, results: dict, max_rows: int | None = None) -> None:
+    """The means base → head, a table per gold set compared, with the
+    interval of each delta, its label-debt bound and the paired test's p."""
+    cmp_ = comparison(results)
+    for view in dicts(cmp_.get("views")):
+        gold, rows = view.get("gold"), dicts(view.get("deltas"))
+        words = GOLD_SETS.get(gold, cell(gold, 20)) if isinstance(gold, str) else "?"
+        s.para(f"**Judged by {words}: {count(view.get('paired_questions'))} questions** (the same questions on both "
+               "sides; `max_drop` compares these means).")
+        s.table(["measure", "base", "head", "Δ", f"{_ci_words(results)} of Δ", f"Δ {IF_RELEVANT}",
+                 "p (paired randomization)"], [_delta_row(d) for d in rows[:max_rows]])
+        if max_rows is not None and len(rows) > max_rows:
+            s.para(more(max_rows, len(rows), "measures"))
+    paired = cmp_.get("paired_questions")
+    if "views" in cmp_ and type(paired) is int and paired < MIN_QUESTIONS:
+        s.para(f"Only {count(paired)} questions are in both revisions: too few to conclude that a change is real.")
+
+
+def _delta_row(d: dict) -> list[str]:
+    i, bound, p = d.get("interval"), d.get("if_unjudged_relevant"), d.get("p_value")
+    interval = f"[{signed(i.get('low'))}, {signed(i.get('high'))}]" if isinstance(i, dict) else "—"
+    tested = "—" if p is None else num(p, 3) if d.get("conclusive") is not False else f"{num(p, 2)} (too few questions)"
+    return [measure(d.get("measure")), num(d.get("base")), num(d.get("head")), signed(d.get("delta")), interval,
+            signed(bound.get("delta")) if isinstance(bound, dict) else "—", tested]
+
+
+# ---------------------------------------------------------------- questions
+
+
+def ranking_measure(results: dict) -> str | None:
+    """The measure questions are ranked by: nDCG@K, else the first gated one."""
+    k = (results.get("conventions") or {}).get("k")
+    preferred = [f"nDCG@{k}", *(t["measure"] for t in results["thresholds"])]
+    return next((m for m in preferred if m in results["metrics"]), None)
+
+
+def worst_questions(results: dict, key: str, n: int) -> list[dict]:
+    """The ``n`` lowest questions in the means by ``key``, ties in id order."""
+    scored = [q for q in results["queries"] if q["status"] == "ok" and is_number(q["values"].get(key))]
+    return sorted(scored, key=lambda q: (q["values"][key], natural_key(q["query_id"])))[:max(n, 0)]
+
+
+def question_deltas(results: dict, key: str) -> dict[str, object]:
+    """Per question id, its change of ``key`` against the base. The schema
+    leaves these entries open: one whose id is not text is passed over."""
+    changes = dicts(comparison(results).get("questions"))
+    return {q["query_id"]: q.get("delta") for q in changes
+            if q.get("measure") == key and isinstance(q.get("query_id"), str)}
+
+
+def worst(s: Summary, results: dict, n: int, columns: list[str] | None = None, level: int = 3,
+          texts: dict[str, str | None] | None = None, deltas: bool = False) -> None:
+    """The ``n`` worst questions: their ``columns`` (default: the ranking
+    measure), with ``texts`` (``report.show_text``) and ``deltas`` against
+    the base when asked for."""
+    key = ranking_measure(results)
+    rows = worst_questions(results, key, n) if key else []
+    if not key or not rows:
+        return
+    columns = columns or [key]
+    changes = question_deltas(results, key) if deltas else None
+    s.heading(f"Worst questions by {key if _MEASURE.fullmatch(key) else cell(key, 40)}", level)
+    s.table(["question"] + (["text"] if texts is not None else []) + [measure(c) for c in columns]
+            + (["Δ against the base"] if changes is not None else []) + ["note"],
+            [_worst_row(q, columns, texts, changes) for q in rows])
+
+
+def _worst_row(q: dict, columns: list[str], texts: dict[str, str | None] | None,
+               changes: dict[str, object] | None) -> list[str]:
+    qid = q["query_id"]
+    return ([cell(qid)] + ([] if texts is None else [cell(texts.get(qid) or "", 200)])
+            + [num(q["values"].get(c)) for c in columns] + ([] if changes is None else [signed(changes.get(qid))])
+            + ["" if q.get("in_run", True) else "not in run"])
+
+
+# ---------------------------------------------------------------- problems
+
+
+def _location(p: dict) -> str:
+    if p["file"] and p["line"]:
+        return f"{p['file']}:{p['line']}"
+    return p["file"] or "-"
+
+
+def problems(s: Summary, results: dict, level: int = 3, max_rows: int | None = None) -> None:
+    """The input problems, in the order the check lists them (trust first)."""
+    listed, dropped = results["problems"], results.get("problems_dropped") or {}
+    if not listed and not dropped:
+        return
+    counts = results.get("counts") or {}
+    s.heading(f"Input problems ({count(counts.get('errors'))} errors, {count(counts.get('warnings'))} warnings)",
+              level)
+    shown = listed[:max_rows]
+    s.table(["severity", "kind", "where", "id", "problem"],
+            [[p["severity"], cell(p["kind"], 20), cell(_location(p), 200), cell(p["id"]) if p["id"] else "",
+              cell(p["message"], 400)] for p in shown])
+    if len(shown) < len(listed):
+        s.para(more(len(shown), len(listed), "problems"))
+    if dropped:
+        s.para("Not all problems are listed: " + ", ".join(f"{cell(k)}: {count(n)} more" for k, n in dropped.items())
+               + ".")
+    if results["verdict"] == "invalid":
+        s.para("No metrics were computed: a verdict on invalid input would be meaningless.")
+
+
+# ---------------------------------------------------------------- means
+
+
+def _interval(i: object) -> str:
+    return f"[{num(i.get('low'))}, {num(i.get('high'))}]" if isinstance(i, dict) else "—"
+
+
+def _ci_words(results: dict) -> str:
+    level = (results.get("confidence") or {}).get("level", 0.95)
+    return f"{level:.0%} interval" if is_number(level) else "interval"
+
+
+def means(s: Summary, results: dict, worst_count: int, headline: list[str],
+          texts: dict[str, str | None] | None = None, note: str | None = None) -> None:
+    """The means (with their intervals and label-debt bounds) and ``note``
+    on them, the worst questions, those left out of the means, and every
+    question, folded."""
+    keys, queries = list(results["metrics"]), results["queries"]
+    compared = "views" in comparison(results)
+    s.heading(f"Means over {count((results.get('counts') or {}).get('in_means'))} questions"
+              f"{' (the head' + chr(39) + 's gold set)' if compared else ''}", 3)
+    s.table(["", *map(measure, keys)], _mean_rows(results, keys))
+    if note:
+        s.para(note)
+    worst(s, results, worst_count, headline, texts=texts)
+    excluded = [q["query_id"] for q in queries if q["status"] == "no_relevant"]
+    if excluded:
+        s.heading(f"Excluded from the means ({len(excluded)})", 3)
+        s.para(f"These questions have no document with grade ≥ {limit(results['conventions'].get('min_grade'))} in "
+               "gold (status `no_relevant`): recall and nDCG are undefined for them, never 0. Label a relevant "
+               "document or remove the question.")
+        s.para(", ".join(cell(q) for q in excluded[:200]) + (" …" if len(excluded) > 200 else ""))
+    every = Summary().table(["question", "status", *map(measure, keys)],
+                            [[cell(q["query_id"]), q["status"], *(num(q["values"].get(k)) for k in keys)]
+                             for q in queries[:MAX_QUESTIONS_SHOWN]])
+    if len(queries) > MAX_QUESTIONS_SHOWN:
+        every.para(f"{len(queries) - MAX_QUESTIONS_SHOWN} more questions are in the results file.")
+    s.details(f"All {len(queries)} questions", every)
+
+
+def _mean_rows(results: dict, keys: list[str]) -> list[list[str]]:
+    rows = [["mean", *(num(results["metrics"][k]) for k in keys)]]
+    conf, debt = results.get("confidence"), results.get("label_debt")
+    if isinstance(conf, dict) and isinstance(conf.get("means"), dict) and conf["means"]:
+        rows.append([_ci_words(results), *(_interval(conf["means"].get(k)) for k in keys)])
+    if isinstance(debt, dict) and isinstance(debt.get("means"), dict):
+        rows.append([IF_RELEVANT, *(num(debt["means"].get(k)) for k in keys)])
+    return rows
+
+
+# ---------------------------------------------------------------- provenance
+
+
+def provenance(s: Summary, results: dict, results_path: str | None = None, run_url: str | None = None) -> None:
+    """Who wrote the results, from which inputs (folded)."""
+    prov = results["provenance"]
+    items = [f"rag-corpus-check {cell(prov['tool_version'])}, Python {cell(prov['python'])}"]
+    fingerprint = prov.get("corpus_fingerprint")
+    if fingerprint:
+        items.append(f"corpus fingerprint {_code(fingerprint)}, "
+                     f"{count((results.get('counts') or {}).get('documents'))} documents")
+    if results_path:
+        items.append(f"results file: {cell(results_path, 300)}")  # escaped, so no code span (it would show the escapes)
+    if run_url:
+        items.append(f"[workflow run]({run_url})")
+    body = Summary().bullets(items)
+    formats = prov.get("formats") or {}
+    if prov["inputs"]:
+        body.table(["input", "read as", "sha-256"],
+                   [[cell(k, 200), cell(formats.get(k, "config")), f"`{v}`"] for k, v in prov["inputs"].items()])
+    s.details("Provenance", body)
+
+
+def _code(value: object) -> str:
+    """A digest (``sha256:<hex>``) in backticks; anything else escaped."""
+    return f"`{value}`" if isinstance(value, str) and re.fullmatch(r"(sha256:)?[0-9a-f]{1,128}", value) else cell(value, 80)
