@@ -14,14 +14,13 @@ JSONTestSuite.
 from __future__ import annotations
 
 from collections import Counter
-from functools import partial
 from itertools import compress, repeat
 from operator import ne
 
 from rag_corpus_check.core.progress import current as current_progress
-from rag_corpus_check.inputs.checks import corpus_block, gold_block, ranked_ids_ok, run_block
+from rag_corpus_check.inputs.checks import corpus_block
 from rag_corpus_check.inputs.corpus import fingerprint, line_sum
-from rag_corpus_check.inputs.records import Corpus, Gold, GoldQuery, Run, RunQuery
+from rag_corpus_check.inputs.records import Corpus
 from rag_corpus_check.safe_io import Limits, file_size
 from rag_corpus_check.safe_io.scanner import Slow, jsonl_blocks
 
@@ -73,36 +72,3 @@ def _add_block(corpus: Corpus, ids: list, types: list, statuses: list, snaps: li
     corpus.docs.update(zip(ids, map(corpus.shared.__getitem__, keys), strict=True))
     if len(set(statuses)) > 1 or statuses[0] != "active":
         corpus.inactive.update(compress(ids, map(ne, statuses, repeat("active"))))
-
-
-def read_gold(real: str, file: str, limits: Limits, hasher=None) -> Gold:
-    """JSONL gold (a question per line)."""
-    gold = Gold(file=file, format="jsonl")
-    queries = gold.queries
-    for first, _raw, n, (qids, relevant, texts, snaps, tags) in checked_blocks(real, file, limits, hasher,
-                                                                             gold_block):
-        if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
-            raise Slow  # a question twice
-        # Every label of a JSONL question is on its line: no label lines.
-        no_lines: map[dict] = map(dict, repeat((), n))
-        queries.update(zip(qids, map(GoldQuery, qids, range(first, first + n), relevant, no_lines, texts, snaps,
-                                     tags), strict=True))
-    return gold
-
-
-def read_run(real: str, file: str, limits: Limits, hasher=None) -> Run:
-    """A JSONL run."""
-    ranked: set[str] = set()  # distinct: this process waits for the corpus child anyway (fast_trec keeps a list)
-    run = Run(file=file, format="jsonl", ranked=ranked)
-    queries = run.queries
-    progress = current_progress()
-    label = f"reading {file}"
-    check = partial(run_block, ranked=ranked)
-    for first, _raw, n, (qids, rankings, snaps) in checked_blocks(real, file, limits, hasher, check):
-        if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
-            raise Slow  # a question twice
-        queries.update(zip(qids, map(RunQuery, qids, range(first, first + n), rankings, snaps), strict=True))
-        progress.block(label, first + n - 1)
-    if not ranked_ids_ok(ranked):
-        raise Slow
-    return run
