@@ -51,12 +51,6 @@ def _fast_corpus(source, limits, hasher=None, on_block=None):
     return fast.read_corpus(source.real, source.display, limits, hasher=hasher, on_block=on_block)
 
 
-def _fast_qrels(source, limits, hasher=None):
-    from rag_corpus_check.inputs import fast_trec  # TREC files only
-
-    return fast_trec.read_qrels(source.real, source.display, limits, hasher, dict(source.grade_map))
-
-
 def _fast_trec_run(source, limits, hasher=None, distinct=True):
     from rag_corpus_check.inputs import fast_trec  # TREC files only
 
@@ -84,7 +78,7 @@ FORMATS: tuple[Format, ...] = (
     Format("yaml", "gold", _gold, (".yml", ".yaml"), summary="a YAML list of questions (the native format)"),
     Format("json", "gold", _gold, (".json",), summary="a JSON list of questions"),
     Format("jsonl", "gold", _gold, (".jsonl",), summary="one question a line"),
-    Format("qrels", "gold", _gold, (".qrels",), fast=_fast_qrels, summary="TREC qrels: `query-id 0 doc-id grade` lines"),
+    Format("qrels", "gold", _gold, (".qrels",), summary="TREC qrels: `query-id 0 doc-id grade` lines"),
     Format("qrels-json", "gold", _call(foreign.read_qrels_json, "grade_map"),
            summary="pytrec_eval/ir_datasets JSON qrels `{query: {doc: grade}}`"),
     Format("beir", "gold", _gold, summary="BEIR's qrels/<split>.tsv (with a header line)", dataset=True),
