@@ -5,7 +5,8 @@ digest of each file. How the corpus is read — here, or in a second process
 that keeps the documents — is this package's business (:mod:`inputs.child`).
 
 Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
-:mod:`run` (the exact readers), :mod:`fast` (the fast readers),
+:mod:`run` (the exact readers), :mod:`fast` and :mod:`fast_trec` (the fast
+readers of a JSONL corpus and a TREC run),
 :mod:`checks` (record validity from the schemas), :mod:`child`;
 :mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
 as data), :mod:`cross_file` (checks across files: ids, grades, snapshots).

@@ -33,7 +33,9 @@ class Format:
     kind: str  # "corpus", "gold", "run" or "queries"
     read: Reader  # the exact reader: the one source of the format's rules
     extensions: tuple[str, ...] = ()  # what `auto` recognises (before any .gz)
-    fast: Reader | None = None  # a faster reader that gives up (scanner.Slow) on anything unusual
+    # A faster reader that gives up (scanner.Slow) on anything unusual; only
+    # where it saves 15% of the whole check's CPU (docs/decisions/0005).
+    fast: Reader | None = None
     summary: str = ""  # one line for the docs
     dataset: bool = False  # chosen by `dataset: {format: ...}`, not by `formats:` or an extension
 
