@@ -1,9 +1,9 @@
 """Coverage-guided fuzzing (atheris, libFuzzer) of what reads and writes
-untrusted text: the JSONL, YAML, JSON and TREC readers, the fast JSONL and
-corpus readers against the exact ones, and the escaping for the log,
-annotations and the Markdown summary. Targets: 0 JSONL, 1-2 YAML (libyaml,
-pure), 3 JSON document, 4 qrels, 5 TREC run, 7 fast JSONL blocks, 8 fast
-corpus, 9 fast run and gold readers, 6 escaping.
+untrusted text: the JSONL, YAML, JSON and TREC readers, the fast JSONL
+blocks and corpus reader against the exact ones, and the escaping for the
+log, annotations and the Markdown summary. Targets: 0 JSONL, 1-2 YAML
+(libyaml, pure), 3 JSON document, 4 qrels, 5 TREC run, 7 fast JSONL blocks,
+8 fast corpus, 9 fast TREC run, 6 escaping.
 
 The first input byte picks a target (the seeds start with its digit), the
 rest is its input. A finding is any
@@ -36,6 +36,7 @@ with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
     from rag_corpus_check.core.text import safe_text
     from rag_corpus_check.inputs import corpus as exact_corpus
     from rag_corpus_check.inputs import fast as fast_readers
+    from rag_corpus_check.inputs import fast_trec
     from rag_corpus_check.inputs.gold import read_gold
     from rag_corpus_check.inputs.run import read_run
     from rag_corpus_check.report.github import command
@@ -168,27 +169,22 @@ def target_fast_corpus(data: bytes) -> None:
         raise AssertionError("fast and exact corpus readers disagree")
 
 
-def target_fast_run_gold(data: bytes) -> None:
-    """The fast run and gold readers give up, or return what the exact ones
-    do with no problem reported (the same bytes read as a run and as gold)."""
-    path = _file("r.jsonl", data)
-    for fast_reader, read, view in (
-        (fast_readers.read_run, lambda p: read_run(path, "r.jsonl", "jsonl", LIMITS, p),
-         lambda r: {q: (x.line, x.ranking, x.snapshot) for q, x in r.queries.items()}),
-        (fast_readers.read_gold, lambda p: read_gold(path, "r.jsonl", "jsonl", LIMITS, p),
-         lambda g: {q: (x.line, x.relevant, x.label_lines, x.text, x.snapshot) for q, x in g.queries.items()}),
-    ):
+def target_fast_trec(data: bytes) -> None:
+    """The fast TREC run reader gives up, or returns what the exact one does
+    with no problem reported, in both orders."""
+    path = _file("f.trec", data)
+    for order in ("descending", "ascending"):
         try:
-            fast = fast_reader(path, "r.jsonl", LIMITS, None)
+            fast = fast_trec.read_run(path, "f.trec", LIMITS, None, order)
         except Slow:
             continue
         except InputError as exc:
             _clean(exc)
-            continue
+            return
         problems = P.Problems()
-        exact = read(problems)
-        if problems.items or view(fast) != view(exact):
-            raise AssertionError(f"fast and exact {fast_reader.__name__} disagree")
+        exact = read_run(path, "f.trec", "trec", LIMITS, problems, None, order)
+        if problems.items or list(fast.queries.items()) != list(exact.queries.items()):
+            raise AssertionError("fast and exact TREC run readers disagree")
 
 
 def target_escaping(data: bytes) -> None:
@@ -222,7 +218,7 @@ def TestOneInput(data: bytes) -> None:
     elif which == 8:
         target_fast_corpus(body)
     elif which == 9:
-        target_fast_run_gold(body)
+        target_fast_trec(body)
     else:
         target_escaping(body)
 

@@ -4,7 +4,8 @@ every problem reported in the order of the files (gold, run, corpus) and the
 digest of each file.
 
 Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
-:mod:`run` (the exact readers), :mod:`fast` (the fast readers),
+:mod:`run` (the exact readers), :mod:`fast` and :mod:`fast_trec` (the fast
+readers of a JSONL corpus and a TREC run),
 :mod:`checks` (record validity from the schemas);
 :mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
 as data), :mod:`cross_file` (checks across files: ids, grades, snapshots).

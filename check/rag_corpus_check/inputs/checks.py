@@ -264,12 +264,6 @@ def each_distinct(values: list, check: Callable[[object], bool], key: str) -> No
             raise ValueError(key)
 
 
-def sized(values: list, kind: type, limit: int) -> bool:
-    """Every one of ``values`` (at least one) is a ``kind`` of at most
-    ``limit`` items; two passes in C."""
-    return set(map(type, values)) == {kind} and max(map(len, values)) <= limit
-
-
 def snapshots_and_metadata(columns: dict, n: int) -> list:
     """The snapshot column (None where absent), every snapshot and metadata
     value checked; ValueError (or Slow) if one is invalid."""
@@ -316,63 +310,3 @@ def _statuses(column: list | None, n: int) -> list[str]:
     if not STATUS.issuperset(statuses):
         raise ValueError("status")
     return statuses
-
-
-def run_block(values: list, ranked: set) -> tuple[list, list, list]:
-    """:func:`run_record` for a block of run lines at once, except the id
-    rule for ranked ids: checked once per distinct id, on ``ranked`` (which
-    collects them), by :func:`ranked_ids_ok` at the end. Returns
-    ``(query_ids, rankings, snapshots)``; raises ValueError (or KeyError,
-    TypeError, Slow) if any line is invalid or ranks a document twice."""
-    columns = block_columns(values, RUN_SHAPE)
-    qids, rankings = columns["query_id"], columns["ranking"]
-    if not ID.all_ok(qids) or not sized(rankings, list, RANKING_MAX):
-        raise ValueError("query_id or ranking")
-    # TypeError on an unhashable item. The small sets first: they cache each
-    # id's hash while the ids are in cache, and adding hashed ids to the big
-    # set is then 2x faster (measured); merging them set into set skips the
-    # lookups of the hashes (15% less).
-    sets = list(map(set, rankings))
-    if sum(map(len, sets)) != sum(map(len, rankings)):
-        raise ValueError("a document twice in a ranking")
-    ranked.update(*sets)
-    snaps = columns.get("snapshot") or [None] * len(values)
-    each_distinct(snaps, SNAPSHOT.ok, "snapshot")
-    return qids, rankings, snaps
-
-
-def gold_block(values: list) -> tuple[list, list, list, list, list]:
-    """:func:`gold_query` for a block of JSONL gold lines at once:
-    ``(query_ids, relevant, queries, snapshots, tags)`` with each
-    ``relevant`` a dict and each ``tags`` a tuple (None where a line has no
-    query or snapshot); ValueError (or KeyError, TypeError, Slow) if any
-    line is invalid."""
-    columns = block_columns(values, QUERY_SHAPE)
-    n = len(values)
-    labels = columns["relevant"]
-    if not ID.all_ok(columns["query_id"]) or set(map(type, labels)) != {tuple}:
-        raise ValueError("query_id or relevant")
-    relevant = list(map(dict, labels))
-    if list(map(len, relevant)) != list(map(len, labels)):
-        raise ValueError("a document judged twice")
-    if not ID.all_ok(list(chain.from_iterable(relevant))):
-        raise ValueError("relevant")
-    if not grades_ok(list(chain.from_iterable(map(dict.values, relevant)))):
-        raise ValueError("grade")
-    queries = columns.get("query") or [None] * n
-    if not QUERY_TEXT.all_ok(present(queries)):
-        raise ValueError("query")
-    return columns["query_id"], relevant, queries, snapshots_and_metadata(columns, n), _tag_column(columns, n)
-
-
-def _tag_column(columns: dict, n: int) -> list[tuple[str, ...]]:
-    """The `tags` column as tuples (() where a line has none); ValueError if one is invalid."""
-    column = columns.get("tags") or [None] * n
-    if not all(map(tags_ok, present(column))):
-        raise ValueError("tags")
-    return [tuple(t or ()) for t in column]
-
-
-def ranked_ids_ok(ranked: set) -> bool:
-    """The id rule of :func:`run_record` for every distinct ranked id."""
-    return ID.all_ok(list(ranked))

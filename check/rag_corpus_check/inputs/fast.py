@@ -1,27 +1,26 @@
-"""The fast JSONL readers: a block of lines at a time, every check one pass
-in C over the block (:mod:`inputs.checks`). A fast reader either returns
-exactly what the exact reader returns for the same file (digest included)
-or gives up (:class:`Slow`) at the first thing it does not handle — any
-problem among them — and the exact reader reads the file from the start and
-words the messages. Never a problem of its own. Why (measured at 100,000
-documents / 10,000 questions, docs/decisions/0005): corpus 1.11 s here
-against 2.23 s exact, gold 0.10 s against 0.20 s, run 0.55 s against 0.62 s
-(json.loads alone: 0.74, 0.07, 0.15 s); ``tests/test_fastread.py``
-proves the equality on generated files, every single-field fault and all of
-JSONTestSuite.
+"""The fast JSONL corpus reader: a block of lines at a time, every check one
+pass in C over the block (:mod:`inputs.checks`). It either returns exactly
+what the exact reader (:mod:`inputs.corpus`) returns for the same file
+(digest included) or gives up (:class:`Slow`) at the first thing it does not
+handle — any problem among them — and the exact reader reads the file from
+the start and words the messages. Never a problem of its own. It is also what
+the corpus child runs (:mod:`inputs.child`). Why: on the benchmark data it
+saves about a fifth of the whole check's CPU time
+(docs/decisions/0005-fast-readers-exact-fallback.md);
+``tests/test_fast_readers.py`` proves the equality (one differential
+property) and ``fuzz/fuzz_loaders.py`` (targets 7 and 8) fuzzes it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from functools import partial
 from itertools import compress, repeat
 from operator import ne
 
 from rag_corpus_check.core.progress import current as current_progress
-from rag_corpus_check.inputs.checks import corpus_block, gold_block, ranked_ids_ok, run_block
+from rag_corpus_check.inputs.checks import corpus_block
 from rag_corpus_check.inputs.corpus import fingerprint, line_sum
-from rag_corpus_check.inputs.records import Corpus, Gold, GoldQuery, Run, RunQuery
+from rag_corpus_check.inputs.records import Corpus
 from rag_corpus_check.safe_io import Limits, file_size
 from rag_corpus_check.safe_io.scanner import Slow, jsonl_blocks
 
@@ -73,36 +72,3 @@ def _add_block(corpus: Corpus, ids: list, types: list, statuses: list, snaps: li
     corpus.docs.update(zip(ids, map(corpus.shared.__getitem__, keys), strict=True))
     if len(set(statuses)) > 1 or statuses[0] != "active":
         corpus.inactive.update(compress(ids, map(ne, statuses, repeat("active"))))
-
-
-def read_gold(real: str, file: str, limits: Limits, hasher=None) -> Gold:
-    """JSONL gold (a question per line)."""
-    gold = Gold(file=file, format="jsonl")
-    queries = gold.queries
-    for first, _raw, n, (qids, relevant, texts, snaps, tags) in checked_blocks(real, file, limits, hasher,
-                                                                             gold_block):
-        if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
-            raise Slow  # a question twice
-        # Every label of a JSONL question is on its line: no label lines.
-        no_lines: map[dict] = map(dict, repeat((), n))
-        queries.update(zip(qids, map(GoldQuery, qids, range(first, first + n), relevant, no_lines, texts, snaps,
-                                     tags), strict=True))
-    return gold
-
-
-def read_run(real: str, file: str, limits: Limits, hasher=None) -> Run:
-    """A JSONL run."""
-    ranked: set[str] = set()
-    run = Run(file=file, format="jsonl", ranked=ranked)
-    queries = run.queries
-    progress = current_progress()
-    label = f"reading {file}"
-    check = partial(run_block, ranked=ranked)
-    for first, _raw, n, (qids, rankings, snaps) in checked_blocks(real, file, limits, hasher, check):
-        if len(set(qids)) != n or not queries.keys().isdisjoint(qids):
-            raise Slow  # a question twice
-        queries.update(zip(qids, map(RunQuery, qids, range(first, first + n), rankings, snaps), strict=True))
-        progress.block(label, first + n - 1)
-    if not ranked_ids_ok(ranked):
-        raise Slow
-    return run

@@ -1,17 +1,18 @@
-"""The fast TREC readers (runs ``qid Q0 docid rank score tag`` and qrels
-``qid iter docid grade``): a block of lines at a time (:func:`text_blocks`),
-split into fields with one ``str.split`` per block and checked a column at a
-time in C, without a Python object per line. As the fast JSONL readers do
-(:mod:`inputs.fast`), each either returns exactly what the exact reader
-(:mod:`inputs.run`, :mod:`inputs.gold`) returns for the file, or gives up
-(:class:`Slow`) at the first thing it does not handle — any problem, any
-warning, a blank line, fields not separated by exactly one space or tab, a
-question whose lines are not together — and the exact reader reads the file
-from the start and words the messages. ``tests/test_fastread_trec.py``
-proves the equality on generated files and every single fault.
+"""The fast TREC run reader (``qid Q0 docid rank score tag``): a block of
+lines at a time (:func:`text_blocks`), split into fields with one
+``str.split`` per block and checked a column at a time in C, without a
+Python object per line. As the fast corpus reader does (:mod:`inputs.fast`),
+it either returns exactly what the exact reader (:mod:`inputs.run`) returns
+for the file, or gives up (:class:`Slow`) at the first thing it does not
+handle — any problem, any warning, a blank line, fields not separated by
+exactly one space or tab, a question whose lines are not together — and the
+exact reader reads the file from the start and words the messages.
+``tests/test_fast_readers.py`` proves the equality (one differential
+property), ``fuzz/fuzz_loaders.py`` (target 9) fuzzes it.
 
-Why: the exact reader takes ~9 µs a line in Python; trec_eval's own input
-(10,000 questions × 100 ranked ids) took 7.9× trec_eval's time.
+Why (docs/decisions/0005-fast-readers-exact-fallback.md): on the benchmark's
+TREC run (10,000 questions × 100 ranked ids) the whole check takes about a
+third of the CPU time it takes with the exact reader.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from math import isfinite
 from operator import gt, lt, mul, ne, sub
 
 from rag_corpus_check.core.progress import current as current_progress
-from rag_corpus_check.inputs.records import Gold, GoldQuery, Run, RunQuery
+from rag_corpus_check.inputs.records import Run, RunQuery
 from rag_corpus_check.inputs.run import rank_rises, trec_order
 from rag_corpus_check.inputs.validity import trec_ids_ok, trec_lengths_ok, trec_text_plain
 from rag_corpus_check.safe_io import Limits
 from rag_corpus_check.safe_io.scanner import Slow, text_blocks
 
-RUN_FIELDS, QRELS_FIELDS = 6, 4  # qid Q0 docid rank score tag; qid iter docid grade
+RUN_FIELDS = 6  # qid Q0 docid rank score tag
 
 
 def expect(ok: bool) -> None:
@@ -126,7 +127,7 @@ def _batch(cols: list[list], bounds: list[int], base: int) -> tuple[list, list, 
     return list(map(cols[0].__getitem__, bounds[:-1])), [base + b for b in bounds], bounds, [c[:end] for c in cols[1:]]
 
 
-DOC = 2  # the column of the document ids, in runs and qrels
+DOC = 2  # the column of the document ids
 
 
 def _blocks(real: str, file: str, limits: Limits, hasher, width: int, columns: tuple[int, ...]):
@@ -288,38 +289,3 @@ def read_run(real: str, file: str, limits: Limits, hasher=None, order: str = "de
         queries.update(zip(heads, map(RunQuery, heads, lines[:-1], rankings), strict=True))
     expect(not ordering.upside_down())
     return run
-
-
-# ---------------------------------------------------------------- qrels
-
-
-def _grades(column: list[str]) -> list[int]:
-    """The grades as ints; :class:`Slow` unless each is what ``gold._GRADE``
-    matches: ``int`` reads more (``+``, spaces, ``_``, other digits), its
-    canonical form does not (leading zeros are left to the exact reader),
-    and ``_GRADE`` has at most 6 digits."""
-    try:
-        grades = list(map(int, column))
-    except ValueError:
-        raise Slow from None
-    expect(list(map(str, grades)) == column and max(map(abs, grades)) < 10**6)
-    return grades
-
-
-def read_qrels(real: str, file: str, limits: Limits, hasher=None, grade_map: dict[int, int] | None = None) -> Gold:
-    """TREC qrels (lines of a question together); ``grade_map``: ``relevance.map``."""
-    gold = Gold(file=file, format="qrels")
-    queries = gold.queries
-    for heads, lines, bounds, (docs, grade_column) in questions(
-            _blocks(real, file, limits, hasher, QRELS_FIELDS, (2, 3)), 3):
-        _new_questions(heads, queries.keys())
-        grades = _grades(grade_column)
-        if grade_map:
-            grades = list(map(grade_map.get, grades, grades))
-        spans = _spans(bounds)
-        labels = list(map(docs.__getitem__, spans))
-        relevant = list(map(dict, map(zip, labels, map(grades.__getitem__, spans))))
-        expect(sum(map(len, relevant)) == len(docs))  # else a document judged twice
-        label_lines: list[dict[str, int | None]] = list(map(dict, map(zip, labels, map(range, lines, lines[1:]))))
-        queries.update(zip(heads, map(GoldQuery, heads, lines[:-1], relevant, label_lines), strict=True))
-    return gold

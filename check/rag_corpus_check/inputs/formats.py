@@ -19,7 +19,6 @@ from rag_corpus_check.inputs import fast, foreign
 from rag_corpus_check.inputs import gold as exact_gold
 from rag_corpus_check.inputs import run as exact_run
 from rag_corpus_check.safe_io import plain_name
-from rag_corpus_check.safe_io.scanner import Slow
 
 # A reader: (source, limits, problems, hasher) -> the kind's record set; a
 # corpus reader takes read_corpus's callback before the hasher. A fast reader:
@@ -33,7 +32,9 @@ class Format:
     kind: str  # "corpus", "gold", "run" or "queries"
     read: Reader  # the exact reader: the one source of the format's rules
     extensions: tuple[str, ...] = ()  # what `auto` recognises (before any .gz)
-    fast: Reader | None = None  # a faster reader that gives up (scanner.Slow) on anything unusual
+    # A faster reader that gives up (scanner.Slow) on anything unusual; only
+    # where it saves 15% of the whole check's CPU (docs/decisions/0005).
+    fast: Reader | None = None
     summary: str = ""  # one line for the docs
     dataset: bool = False  # chosen by `dataset: {format: ...}`, not by `formats:` or an extension
 
@@ -47,24 +48,8 @@ def _run(source, limits, problems, hasher=None):
     return exact_run.read_run(source.real, source.display, source.format, limits, problems, hasher, source.order)
 
 
-def _fast_gold(source, limits, hasher=None):
-    if source.grade_map:  # grades as written are mapped by the exact reader alone
-        raise Slow
-    return fast.read_gold(source.real, source.display, limits, hasher=hasher)
-
-
 def _fast_corpus(source, limits, hasher=None, on_block=None):
     return fast.read_corpus(source.real, source.display, limits, hasher=hasher, on_block=on_block)
-
-
-def _fast_run(source, limits, hasher=None):
-    return fast.read_run(source.real, source.display, limits, hasher=hasher)  # each ranked id once
-
-
-def _fast_qrels(source, limits, hasher=None):
-    from rag_corpus_check.inputs import fast_trec  # TREC files only
-
-    return fast_trec.read_qrels(source.real, source.display, limits, hasher, dict(source.grade_map))
 
 
 def _fast_trec_run(source, limits, hasher=None):
@@ -93,14 +78,14 @@ FORMATS: tuple[Format, ...] = (
         summary="the `corpus` of a LlamaIndex EmbeddingQAFinetuneDataset JSON file", dataset=True),
     Format("yaml", "gold", _gold, (".yml", ".yaml"), summary="a YAML list of questions (the native format)"),
     Format("json", "gold", _gold, (".json",), summary="a JSON list of questions"),
-    Format("jsonl", "gold", _gold, (".jsonl",), fast=_fast_gold, summary="one question a line"),
-    Format("qrels", "gold", _gold, (".qrels",), fast=_fast_qrels, summary="TREC qrels: `query-id 0 doc-id grade` lines"),
+    Format("jsonl", "gold", _gold, (".jsonl",), summary="one question a line"),
+    Format("qrels", "gold", _gold, (".qrels",), summary="TREC qrels: `query-id 0 doc-id grade` lines"),
     Format("qrels-json", "gold", _call(foreign.read_qrels_json, "grade_map"),
            summary="pytrec_eval/ir_datasets JSON qrels `{query: {doc: grade}}`"),
     Format("beir", "gold", _gold, summary="BEIR's qrels/<split>.tsv (with a header line)", dataset=True),
     Format("llamaindex", "gold", _call(foreign.read_llamaindex_gold),
            summary="the `queries` and `relevant_docs` of a LlamaIndex dataset", dataset=True),
-    Format("jsonl", "run", _run, (".jsonl",), fast=_fast_run, summary="one question's ranking a line (the native format)"),
+    Format("jsonl", "run", _run, (".jsonl",), summary="one question's ranking a line (the native format)"),
     Format("trec", "run", _run, (".run", ".trec"), fast=_fast_trec_run,
            summary="TREC run lines `qid Q0 doc rank score tag`"),
     Format("run-json", "run", _call(foreign.read_run_json, "order"),

@@ -88,7 +88,7 @@ def jsonl_blocks(real: str, display: str, limits: Limits, hasher=None) -> Iterat
 
 
 def text_blocks(real: str, display: str, limits: Limits, hasher=None, block: int = BLOCK) -> Iterator[tuple[int, str, int]]:
-    """The fast reader's lines of a text format (TREC runs and qrels):
+    """The fast reader's lines of a text format (TREC runs):
     ``(first_line_number, text, n_lines)`` per block of whole lines, decoded,
     CRLF read as LF, the text ending with a line end. Raises :class:`Slow` on
     anything :func:`iter_text_lines` would refuse or treat specially — a
