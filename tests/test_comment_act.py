@@ -176,5 +176,7 @@ def test_the_check_workflow_uploads_what_the_comment_workflow_shows(tmp_path, ac
     assert body.startswith(MARKER + "\n### ❌ run failed (GitHub) · rag-corpus-check: ❌ quality gate failed"), body
     assert f"PR head `{repo.head_sha}`" in body and "rules: `base`" in body
     assert "#### Against the base `" + repo.base_sha + "`" in body
-    assert "WARNING" not in body, body  # the results name the same head as the event
+    assert "they may be stale or forged" not in body, body  # the results name the same head as the event
+    # the PR rewrote its committed run: the trust warning is under the title
+    assert "> - the committed run's rankings changed in this PR" in body, body
     assert visible_problems(body) == [] and mentions(body) == []
