@@ -1,6 +1,8 @@
 """gate.apply_thresholds and outcome.decide: every way a verdict and an exit
 code come about, in the one place they are decided."""
 
+import dataclasses
+
 import pytest
 
 from rag_corpus_check.config.load import Threshold
@@ -9,7 +11,7 @@ from rag_corpus_check.gate.rules import BASE, Rules
 from rag_corpus_check.gate.thresholds import TOLERANCE, apply_thresholds
 from rag_corpus_check.metrics.evaluate import Evaluation
 from rag_corpus_check.metrics.measures import Measure
-from rag_corpus_check.pipeline.outcome import Outcome, decide
+from rag_corpus_check.pipeline.outcome import Outcome, Verdict, decide, verdict_of
 
 N5 = Measure("nDCG", 5)
 
@@ -60,6 +62,15 @@ def _outcome(passed: bool | None, *, errors=False, advisory=False, rules=None) -
 def test_decide(case, verdict, code, status):
     out = decide(_outcome(**case))
     assert (out.verdict, out.exit_code, out.exit_status) == (verdict, code, status)
+
+
+def test_the_verdict_is_a_value_decided_once():
+    out = _outcome(False, advisory=True)
+    verdict = verdict_of(out)
+    assert verdict == Verdict("fail", 1, 0) and out.verdict == "invalid"  # not decided yet
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.verdict = "pass"  # type: ignore[misc]
+    assert decide(out).decision == verdict and out.exit_status == 0
 
 
 @pytest.mark.parametrize("passed", [True, False])

@@ -54,13 +54,23 @@ class BaseResult:
     slices_left_out: list[str] = field(default_factory=list)  # tags of either gold set not reported (gate.slices.slice_names)
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What :func:`verdict_of` decided."""
+
+    verdict: str = INVALID
+    exit_code: int = EXIT_CODES[INVALID]  # the verdict's code (in the results file)
+    exit_status: int = EXIT_CODES[INVALID]  # the process's (0 for a failed gate with --advisory)
+
+
+UNDECIDED = Verdict()  # an outcome before :func:`decide` (``validate``: nothing measured)
+
+
 @dataclass
 class Outcome:
     problems: P.Problems
     context: Context = field(default_factory=Context)
-    verdict: str = INVALID
-    exit_code: int = EXIT_CODES[INVALID]  # the verdict's code (in the results file)
-    exit_status: int = EXIT_CODES[INVALID]  # the process's (0 for a failed gate with --advisory)
+    decision: Verdict = UNDECIDED  # set by :func:`decide` only
     config: Config | None = None
     shard: tuple[int, int] | None = None  # --shard I/N: this run measures shard I of N (the caller's option)
     inputs: dict[str, str] = field(default_factory=dict)  # display path -> sha256, in reading order
@@ -89,6 +99,18 @@ class Outcome:
     stage: str | None = None  # where an internal error happened
 
     @property
+    def verdict(self) -> str:
+        return self.decision.verdict
+
+    @property
+    def exit_code(self) -> int:
+        return self.decision.exit_code
+
+    @property
+    def exit_status(self) -> int:
+        return self.decision.exit_status
+
+    @property
     def passed(self) -> bool:
         return self.verdict == PASS
 
@@ -103,6 +125,14 @@ class Outcome:
 
 
 def decide(out: Outcome, *, shard: bool = False) -> Outcome:
+    """The check's last step: ``out`` with its :func:`verdict_of` (and no
+    stage left: nothing failed inside)."""
+    out.decision = verdict_of(out, shard=shard)
+    out.stage = None
+    return out
+
+
+def verdict_of(out: Outcome, *, shard: bool = False) -> Verdict:
     """The verdict: invalid on any input error or when nothing was measured
     (no thresholds applied), fail when a threshold fails or the PR loosened
     the rules without a reason, partial for one shard (only the merge
@@ -111,11 +141,8 @@ def decide(out: Outcome, *, shard: bool = False) -> Outcome:
     verdict = _verdict(out)
     if shard and verdict in (PASS, FAIL):
         verdict = PARTIAL
-    out.verdict = verdict
-    out.exit_code = EXIT_CODES[verdict]
-    out.exit_status = 0 if out.advisory and verdict == FAIL else out.exit_code
-    out.stage = None
-    return out
+    code = EXIT_CODES[verdict]
+    return Verdict(verdict, code, 0 if out.advisory and verdict == FAIL else code)
 
 
 def _verdict(out: Outcome) -> str:
