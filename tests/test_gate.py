@@ -11,7 +11,7 @@ from rag_corpus_check.gate.rules import BASE, Rules
 from rag_corpus_check.gate.thresholds import TOLERANCE, apply_thresholds
 from rag_corpus_check.metrics.evaluate import Evaluation
 from rag_corpus_check.metrics.measures import Measure
-from rag_corpus_check.pipeline.outcome import Outcome, Verdict, decide, verdict_of
+from rag_corpus_check.pipeline.outcome import Gated, Outcome, Verdict, decide, verdict_of
 
 N5 = Measure("nDCG", 5)
 
@@ -46,7 +46,7 @@ def _outcome(passed: bool | None, *, errors=False, advisory=False, rules=None) -
         out.problems.add(P.SCHEMA, "x")
     if passed is not None:
         out.evaluation = Evaluation([], {N5: 0.5}, 1)
-        out.thresholds = apply_thresholds([Threshold(N5, 0.4 if passed else 0.6)], {N5: 0.5})
+        out.gated = Gated(apply_thresholds([Threshold(N5, 0.4 if passed else 0.6)], {N5: 0.5}))
     return out
 
 

@@ -78,13 +78,13 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     # the head's means charged before the base is measured: over the budget, the base is not
     ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
     comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
-    gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
+    out.gated = gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
     return decide(out)
 
 
 def _head_alone(root: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
     measure(root, cfg, out, options)
-    gate(cfg, out)
+    out.gated = gate(cfg, out)
     return decide(out)
 
 

@@ -29,5 +29,5 @@ def run_check(root: str, config_path: str, context: Context | None = None,
         return check_with_base(root, config_path, cfg, out, options)
     out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
     measure(root, cfg, out, options)
-    gate(cfg, out)
+    out.gated = gate(cfg, out)
     return decide(out, shard=options.shard is not None)

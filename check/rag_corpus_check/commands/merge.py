@@ -19,7 +19,7 @@ from rag_corpus_check.inputs import Gold, GoldQuery
 from rag_corpus_check.metrics.evaluate import QueryResult, by_type_rows, summarize
 from rag_corpus_check.metrics.measures import parse_measure
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.outcome import Outcome, decide
+from rag_corpus_check.pipeline.outcome import Gated, Outcome, decide
 from rag_corpus_check.report.conventions import conventions_json
 from rag_corpus_check.safe_io import InputError, loads_strict
 
@@ -146,20 +146,20 @@ def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> N
                          "label at least one relevant document", file=safe_text(config_path, 200))
         return
     out.evaluation = evaluation
-    out.intervals = mean_intervals(evaluation)  # from the merged questions: as one check would give them
+    intervals = mean_intervals(evaluation)  # from the merged questions: as one check would give them
     out.irrelevant_by_type = by_type_rows(*shards.by_type)
-    out.thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
-    _slices(out, cfg, shards, evaluation)
+    thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
+    out.gated = Gated(thresholds, slices=_slices(out, cfg, shards, evaluation), intervals=intervals)
 
 
-def _slices(out: Outcome, cfg: Config, shards: _Shards, evaluation) -> None:
+def _slices(out: Outcome, cfg: Config, shards: _Shards, evaluation) -> Slices:
     """The slices over every shard's questions (their tags are in the shard
     results), gated as in one unsharded run."""
     tags = {qid: tuple(q["tags"]) for qid, q in shards.queries.items() if q.get("tags")}
     out.gold = Gold(file=cfg.path_display, queries={qid: GoldQuery(qid, None, {}, {}, tags=t) for qid, t in tags.items()})
     unknown_slices(cfg, tags, out.problems)
     names, left_out = slice_names(cfg, tags)
-    out.slices = Slices(measure_slices(cfg, evaluation, tags, names, None), left_out)
+    return Slices(measure_slices(cfg, evaluation, tags, names, None), left_out)
 
 
 def _well_formed(doc: dict) -> bool:

@@ -93,7 +93,7 @@ def bounded(measures) -> int:
 
 
 def head_work(evaluation: Evaluation) -> int:
-    """The work of the means' intervals and bounds (:func:`uncertainty.add_uncertainty`)."""
+    """The work of the means' intervals and bounds (:func:`uncertainty.uncertainty`)."""
     n = evaluation.counted
     measures = list(evaluation.means)
     return units(resamples_for(n), n, len(measures)) + n * BOUND * bounded(measures)

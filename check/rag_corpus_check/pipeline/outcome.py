@@ -63,6 +63,19 @@ class Verdict:
     exit_status: int = EXIT_CODES[INVALID]  # the process's (0 for a failed gate with --advisory)
 
 
+@dataclass(frozen=True)
+class Gated:
+    """What :func:`stages.gate` (and a merge of shards) found against the
+    rules: none of it until the measures stood and the budget allowed."""
+
+    thresholds: list[ThresholdResult] = field(default_factory=list)
+    per_question: PerQuestionResult | None = None  # with a base compared
+    slices: Slices | None = None  # the gold set's tags, measured (gate.slices)
+    intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
+    debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
+    significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
+
+
 UNDECIDED = Verdict()  # an outcome before :func:`decide` (``validate``: nothing measured)
 
 
@@ -82,13 +95,8 @@ class Outcome:
     irrelevant_by_type: list[dict] = field(default_factory=list)
     level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
     formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
-    thresholds: list[ThresholdResult] = field(default_factory=list)
-    per_question: PerQuestionResult | None = None  # with a base compared
-    intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
-    debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
+    gated: Gated = field(default_factory=Gated)  # set once, from stages.gate's value (or a merge's)
     resampling: Ledger | None = None  # the resampling work charged to the budget (gate.budget)
-    significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
-    slices: Slices | None = None  # the gold set's tags, measured (gate.slices)
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
     vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
@@ -109,6 +117,30 @@ class Outcome:
     @property
     def exit_status(self) -> int:
         return self.decision.exit_status
+
+    @property
+    def thresholds(self) -> list[ThresholdResult]:
+        return self.gated.thresholds
+
+    @property
+    def per_question(self) -> PerQuestionResult | None:
+        return self.gated.per_question
+
+    @property
+    def slices(self) -> Slices | None:
+        return self.gated.slices
+
+    @property
+    def intervals(self) -> dict[Measure, Interval | None]:
+        return self.gated.intervals
+
+    @property
+    def debt(self) -> Debt | None:
+        return self.gated.debt
+
+    @property
+    def significance(self) -> SignificanceResult | None:
+        return self.gated.significance
 
     @property
     def passed(self) -> bool:

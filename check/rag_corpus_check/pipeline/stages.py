@@ -28,8 +28,8 @@ from rag_corpus_check.metrics.evaluate import (
 )
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
-from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.pipeline.uncertainty import add_uncertainty
+from rag_corpus_check.pipeline.outcome import Gated, Outcome
+from rag_corpus_check.pipeline.uncertainty import uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
@@ -305,39 +305,40 @@ def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
 
 
 def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None,
-         base_family: frozenset[Measure] | None = None) -> None:
+         base_family: frozenset[Measure] | None = None) -> Gated:
     """The thresholds against the means; with a base compared, also against
     the head's means judged by the base's gold set, the max_drops against
     the paired means of each gold set, and the per-question rule
     (``base_family``: the significance gate's, see :mod:`gate.significance`).
-    Nothing after a stage over the resampling budget (a limit problem)."""
+    Nothing after a stage over the resampling budget (a limit problem).
+    Reads the measured ``out``; writes only its resampling budget and problems."""
     if out.evaluation is None or (out.resampling is not None and out.resampling.refused):
-        return
-    _slices(cfg, out)
-    add_uncertainty(cfg, out, comparison, base_family)
+        return Gated()
+    slices = _slices(cfg, out)
+    sure = uncertainty(cfg, out, comparison, base_family)
     if comparison is None:
-        out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
-        return
+        thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
+        return Gated(thresholds, None, slices, sure.intervals, sure.debt, sure.significance)
 
     from rag_corpus_check.gate.compare import max_drop_failures  # only with a base compared
 
     base_means = {d.measure: d.head for d in comparison.base_gold.deltas} if comparison.base_gold else None
-    out.thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),
-                                      base_means)
-    if cfg.per_question is not None:
-        out.per_question = PerQuestionResult(cfg.per_question, {v.gold: v.over_limit for v in comparison.views})
+    thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),
+                                  base_means)
+    per_question = (PerQuestionResult(cfg.per_question, {v.gold: v.over_limit for v in comparison.views})
+                    if cfg.per_question is not None else None)
+    return Gated(thresholds, per_question, slices, sure.intervals, sure.debt, sure.significance)
 
 
-def _slices(cfg: Config, out: Outcome) -> None:
+def _slices(cfg: Config, out: Outcome) -> Slices:
     """Every slice measured (and compared, when the base was) and gated."""
     assert out.evaluation is not None and out.gold is not None
     tags = out.gold.tags()
     if out.base is not None and out.base.slice_views is not None:
         views = out.base.slice_views
-        out.slices = Slices(measure_slices(cfg, out.evaluation, tags, list(views), views), out.base.slices_left_out)
-        return
+        return Slices(measure_slices(cfg, out.evaluation, tags, list(views), views), out.base.slices_left_out)
     names, left_out = slice_names(cfg, tags)
-    out.slices = Slices(measure_slices(cfg, out.evaluation, tags, names, None), left_out)
+    return Slices(measure_slices(cfg, out.evaluation, tags, names, None), left_out)
 
 
 def in_shard(query_id: str, shard: tuple[int, int]) -> bool:

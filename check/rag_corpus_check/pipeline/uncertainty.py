@@ -8,6 +8,7 @@ bounds of each delta and the gate on the paired test
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config
@@ -17,7 +18,10 @@ from rag_corpus_check.gate.label_debt import Scale, Sides, head_debt, view_bound
 from rag_corpus_check.pipeline.outcome import Outcome
 
 if TYPE_CHECKING:
+    from rag_corpus_check.gate.bootstrap import Interval
     from rag_corpus_check.gate.compare import Comparison, Side  # only with a base compared
+    from rag_corpus_check.gate.label_debt import Debt
+    from rag_corpus_check.gate.significance import SignificanceResult
     from rag_corpus_check.gate.slices import Tags
     from rag_corpus_check.metrics.evaluate import Evaluation
     from rag_corpus_check.metrics.measures import Measure
@@ -28,22 +32,33 @@ def scale(cfg: Config) -> Scale:
     return Scale(cfg.options(), cfg.k, cfg.max_grade)
 
 
-def add_uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = None,
-                    base_family: frozenset[Measure] | None = None) -> None:
+@dataclass(frozen=True)
+class Uncertainty:
+    """What :func:`uncertainty` found (nothing: the budget refused it)."""
+
+    intervals: dict[Measure, Interval | None] = field(default_factory=dict)
+    debt: Debt | None = None
+    significance: SignificanceResult | None = None
+
+
+def uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = None,
+                base_family: frozenset[Measure] | None = None) -> Uncertainty:
     """The means' intervals and bounds of the evaluation that stood, and
     the paired test's gate (with a base and `significance.alpha`;
     ``base_family``: under the base's rules, the measures of the base's
-    thresholds, see :mod:`gate.significance`)."""
+    thresholds, see :mod:`gate.significance`). Only the resampling budget
+    and the problems are written to."""
     if out.evaluation is None or out.gold is None or out.run is None:
-        return
+        return Uncertainty()
     if not charge_head(cfg, out, out.evaluation):
-        return
-    out.intervals = mean_intervals(out.evaluation)
-    out.debt = head_debt(out.gold.grades(), out.run.rankings(), out.evaluation, scale(cfg))
-    if comparison is not None and cfg.significance is not None:
-        from rag_corpus_check.gate.significance import significance_gate
+        return Uncertainty()
+    intervals = mean_intervals(out.evaluation)
+    debt = head_debt(out.gold.grades(), out.run.rankings(), out.evaluation, scale(cfg))
+    if comparison is None or cfg.significance is None:
+        return Uncertainty(intervals, debt)
+    from rag_corpus_check.gate.significance import significance_gate
 
-        out.significance = significance_gate(cfg.significance, cfg.thresholds, comparison, base_family)
+    return Uncertainty(intervals, debt, significance_gate(cfg.significance, cfg.thresholds, comparison, base_family))
 
 
 def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: dict[str, list[str]] | None) -> None:
