@@ -2,6 +2,7 @@
 what each stage decides, and that a stage that cannot go on stops the check
 before anything is measured."""
 
+import dataclasses
 import shutil
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from conftest import EXAMPLE
 from rag_corpus_check.commands.check import run_check
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.stages import Options, in_shard
+from rag_corpus_check.pipeline.stages import Options, gate, in_shard
 
 
 @pytest.fixture
@@ -30,6 +31,18 @@ def test_the_stages_in_order_on_the_example(kb):
     assert out.retrieval is not None and out.retrieval.info["type"] == "bm25"
     assert out.rules is not None and out.rules.source == "head-no-base"
     assert [str(t.measure) for t in out.thresholds] == ["P@5", "R@5", "nDCG@5", "Judged@5"]
+
+
+def test_gate_returns_what_it_found_and_sets_nothing(kb):
+    out = _run(kb)
+    assert out.config is not None
+    again = gate(out.config, out)  # the measured outcome read, not written
+    assert again == out.gated and again is not out.gated and out.thresholds is out.gated.thresholds
+    assert out.intervals and out.debt is not None and out.slices is not None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        again.thresholds = []  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        out.thresholds = []  # type: ignore[misc]  # a view of the gate's value
 
 
 def test_a_committed_run_is_scored_as_committed(kb):
