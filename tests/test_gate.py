@@ -7,7 +7,7 @@ import pytest
 
 from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.gate.rules import BASE, Rules
+from rag_corpus_check.gate.rules import BASE, Rules, with_loosened
 from rag_corpus_check.gate.thresholds import TOLERANCE, apply_thresholds
 from rag_corpus_check.metrics.evaluate import Evaluation
 from rag_corpus_check.metrics.measures import Measure
@@ -71,6 +71,15 @@ def test_the_verdict_is_a_value_decided_once():
     with pytest.raises(dataclasses.FrozenInstanceError):
         verdict.verdict = "pass"  # type: ignore[misc]
     assert decide(out).decision == verdict and out.exit_status == 0
+
+
+def test_a_later_loosening_makes_new_rules():
+    rules = Rules(BASE)
+    later = with_loosened(rules, "the evaluation level changed")
+    assert later.violated and later.changes == later.loosened == ["the evaluation level changed"]
+    assert rules == Rules(BASE) and not rules.violated  # the rules decided stay as they were
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rules.why = "x"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("passed", [True, False])

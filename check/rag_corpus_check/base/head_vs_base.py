@@ -7,6 +7,7 @@ the caller opted out (--no-require-base)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from rag_corpus_check.base.tree import BaseTree, open_base
@@ -185,7 +186,8 @@ def _unmeasured(out: Outcome, options: Options, exc: InputError, sha: str) -> bo
                              "compared (`max_drop`, the per-question rule and the paired test were not applied; "
                              "--no-require-base)", file=exc.file, line=exc.line, severity=P.WARNING)
     assert out.rules is not None
-    out.rules.why = "the base could not be measured, so nothing was compared (--no-require-base)"
+    out.rules = dataclasses.replace(out.rules, why="the base could not be measured, so nothing was compared "
+                                    "(--no-require-base)")
     _note(out, f"nothing was compared: {why}")
     return True
 
@@ -262,7 +264,7 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     head_side = _side(out, head, measures, options)
     level = R.level_change(base_out.level, out.level)
     if level is not None and out.rules is not None:
-        R.add_loosened(out.rules, level)
+        out.rules = R.with_loosened(out.rules, level)
     on_base = _on_base_rankings(base_side, head_side, out)
     on_base_gold = evaluate(base_side.gold, on_base, measures, options)
     assert out.gold is not None and base_out.gold is not None

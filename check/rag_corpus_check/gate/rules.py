@@ -32,7 +32,7 @@ CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map",
 VALIDATION = ("inactive_labels", "missing_queries", "extra_queries")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Rules:
     source: str  # one of SOURCES
     changes: list[str] = field(default_factory=list)  # every rule change, loosening or not
@@ -219,9 +219,9 @@ def level_change(base_level: str | None, head_level: str | None) -> str | None:
             "(a chunked corpus is evaluated per document when the gold set labels doc_id values)")
 
 
-def add_loosened(rules: Rules, message: str) -> None:
-    """A loosening found after the rules were decided (see :func:`level_change`)."""
-    _loose(message, rules.changes, rules.loosened)
+def with_loosened(rules: Rules, message: str) -> Rules:
+    """``rules`` with a loosening found after they were decided (see :func:`level_change`)."""
+    return replace(rules, changes=[*rules.changes, message], loosened=[*rules.loosened, message])
 
 
 def _convention_changes(base: Config, head: Config) -> list[str]:
