@@ -11,7 +11,14 @@ from rag_corpus_check.gate.rules import BASE, Rules, with_loosened
 from rag_corpus_check.gate.thresholds import TOLERANCE, apply_thresholds
 from rag_corpus_check.metrics.evaluate import Evaluation
 from rag_corpus_check.metrics.measures import Measure
-from rag_corpus_check.pipeline.outcome import Gated, Outcome, Verdict, decide, verdict_of
+from rag_corpus_check.pipeline.outcome import (
+    BaseResult,
+    Gated,
+    Outcome,
+    Verdict,
+    decide,
+    verdict_of,
+)
 
 N5 = Measure("nDCG", 5)
 
@@ -80,6 +87,14 @@ def test_a_later_loosening_makes_new_rules():
     assert rules == Rules(BASE) and not rules.violated  # the rules decided stay as they were
     with pytest.raises(dataclasses.FrozenInstanceError):
         rules.why = "x"  # type: ignore[misc]
+
+
+def test_a_base_result_grows_by_new_values():
+    base = BaseResult("main")
+    noted = base.noted("nothing was compared")
+    assert noted.notes == ["nothing was compared"] and base.notes == [] and noted.rev == "main"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        base.sha = "x"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("passed", [True, False])

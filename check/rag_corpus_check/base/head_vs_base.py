@@ -45,7 +45,7 @@ def check_with_base(root: str, config_path: str, cfg: Config, out: Outcome, opti
         tree = open_base(out.context.checkout, options.base, fetch=options.fetch_base)
     except InputError as exc:
         return _without_base(root, cfg, out, options, exc)
-    out.base.sha = tree.sha
+    out.base = dataclasses.replace(out.base, sha=tree.sha)
     try:
         return _with_tree(root, configured(root, config_path), cfg, out, options, tree)
     finally:
@@ -166,7 +166,7 @@ def _count(n: int, noun: str) -> str:
 
 def _note(out: Outcome, text: str) -> None:
     assert out.base is not None
-    out.base.notes.append(text)
+    out.base = out.base.noted(text)
 
 
 def _unmeasured(out: Outcome, options: Options, exc: InputError, sha: str) -> bool:
@@ -274,9 +274,9 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
         return None  # over the resampling budget: a limit problem says so
     comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha, on_base_gold)
     bound_views(cfg, comparison, Sides(base_side.gold, base_side.run, head_side.gold, head_side.run), on_base)
-    out.base.comparison, out.base.rankings = comparison, base_side.run
-    out.base.slices_left_out = left_out
-    out.base.slice_views = compare_slices(base_side.evaluation, head_side.evaluation, on_base_gold, tags, names)
+    views = compare_slices(base_side.evaluation, head_side.evaluation, on_base_gold, tags, names)
+    out.base = dataclasses.replace(out.base, comparison=comparison, rankings=base_side.run, slice_views=views,
+                                   slices_left_out=left_out)
     _change_warnings(cfg, out)
     _vector_trust(cfg, base_cfg, out, base_out)
     return comparison

@@ -5,7 +5,7 @@ check, a shard, merged shards and ``--advisory`` alike."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from rag_corpus_check import __version__
@@ -41,9 +41,10 @@ class Retrieval:
     command: CommandResult | None = None  # a retriever command's result
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaseResult:
-    """The comparison with a base revision (``--base``)."""
+    """The comparison with a base revision (``--base``); each step of it
+    makes a new value (:func:`dataclasses.replace`, :meth:`noted`)."""
 
     rev: str
     sha: str | None = None
@@ -52,6 +53,10 @@ class BaseResult:
     rankings: dict[str, list[str]] | None = None  # the base's, as evaluated (for `rag-corpus-check pool`)
     slice_views: dict | None = None  # slice -> its base → head views (gate.slices.compare_slices)
     slices_left_out: list[str] = field(default_factory=list)  # tags of either gold set not reported (gate.slices.slice_names)
+
+    def noted(self, note: str) -> BaseResult:
+        """This result with one more note."""
+        return replace(self, notes=[*self.notes, note])
 
 
 @dataclass(frozen=True)

@@ -182,7 +182,7 @@ def _retrieve(out: Outcome, inputs: Inputs, retriever: Ranker[Run], also_rank: B
         if also_rank is not None and out.run is not None:
             out.base_gold_rankings = retriever.rank_base(also_rank, out.problems)
             if also_rank.note and out.base is not None:
-                out.base.notes.append(also_rank.note)
+                out.base = out.base.noted(also_rank.note)
 
 
 def _chunked(cfg: Config, out: Outcome, evaluated):
