@@ -26,7 +26,7 @@ from rag_corpus_check.report.changes import (
     view_title,
 )
 from rag_corpus_check.report.confidence import console_delta, console_interval, console_lines
-from rag_corpus_check.report.conventions import convention_lines
+from rag_corpus_check.report.conventions import convention_lines, conventions_json
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import run_source_line, vectors_line
@@ -55,7 +55,8 @@ def _verdict_note(out: Outcome) -> list[str]:
 def _conventions(out: Outcome) -> list[str]:
     if not out.config:
         return []
-    return ["  conventions:"] + [f"    - {c}" for c in convention_lines(out.config, out.level)]
+    lines = convention_lines({**conventions_json(out.config), "level": out.level})
+    return ["  conventions:"] + [f"    - {c}" for c in lines]
 
 
 def _path_line(what: str, path: str | None) -> list[str]:

@@ -40,9 +40,9 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     if out.evaluation is not None and out.config is not None:
         render.means(s, data, out.config.worst, [str(m) for m in headline(out.config.k)], _question_texts(out),
                      means_note(out))
-    if out.config:
+    if data["conventions"]:
         s.heading("Conventions", 3)
-        s.bullets(convention_lines(out.config, out.level))
+        s.bullets(convention_lines(data["conventions"]))
     render.provenance(s, data, results_path, out.context.run_url)
     return s
 
