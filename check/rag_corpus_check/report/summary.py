@@ -9,7 +9,6 @@ from rag_corpus_check.metrics.evaluate import OK
 from rag_corpus_check.metrics.measures import Measure, headline
 from rag_corpus_check.pipeline.outcome import ERROR, Outcome
 from rag_corpus_check.report import render
-from rag_corpus_check.report.by_slice import add_section as add_slice_section
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.confidence import means_note
 from rag_corpus_check.report.conventions import convention_lines
@@ -34,7 +33,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     _head(s, out, data)
     render.thresholds(s, data)
     add_change_sections(s, out, data)  # on a pull request, what a reviewer reads first
-    add_slice_section(s, out)
+    render.slices(s, data)
     render.problems(s, data)
     add_retrieval_sections(s, out)
     if out.evaluation is not None and out.config is not None:
