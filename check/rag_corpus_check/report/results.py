@@ -13,6 +13,7 @@ from rag_corpus_check.report.by_slice import slices_json
 from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.confidence import results_json
 from rag_corpus_check.report.conventions import conventions_json
+from rag_corpus_check.report.sources import run_source_json
 
 
 def results_dict(out: Outcome) -> dict:
@@ -33,7 +34,7 @@ def results_dict(out: Outcome) -> dict:
         **results_json(out),
         "slices": slices_json(out),
         "queries": [_query(q, out) for q in (ev.queries if ev else [])],
-        "run_source": _run_source(out),
+        "run_source": run_source_json(out),
         "comparison": comparison_json(out),
         "irrelevant_by_type": out.irrelevant_by_type,
         "problems": [p.to_json() for p in out.problems.listed()],
@@ -92,20 +93,6 @@ def _provenance(out: Outcome) -> dict:
         "corpus_fingerprint": out.corpus.fingerprint if out.corpus else None,
         "config": out.config.raw if out.config else None,
     }
-
-
-def _run_source(out: Outcome) -> dict | None:
-    if out.config is None:
-        return None
-    if out.config.run is not None:
-        return {"type": "file", "path": out.run.file if out.run else out.config.run}
-    if out.retrieval is None:
-        return {"type": out.config.ranker.name}
-    info = dict(out.retrieval.info)
-    if out.retrieval.command is not None:
-        info["stdout_tail"] = out.retrieval.command.stdout_tail
-        info["stderr_tail"] = out.retrieval.command.stderr_tail
-    return info
 
 
 def write_atomic(path: str, text: str) -> None:

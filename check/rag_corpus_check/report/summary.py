@@ -35,7 +35,7 @@ def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
     add_change_sections(s, out, data)  # on a pull request, what a reviewer reads first
     render.slices(s, data)
     render.problems(s, data)
-    add_retrieval_sections(s, out)
+    add_retrieval_sections(s, data)
     if out.evaluation is not None and out.config is not None:
         render.means(s, data, out.config.worst, [str(m) for m in headline(out.config.k)], _question_texts(out),
                      means_note(out))
