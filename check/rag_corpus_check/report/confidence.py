@@ -28,22 +28,14 @@ def interval(i: Interval | None, sign: str = "") -> str:
     return "—" if i is None else f"[{i.low:{sign}.4f}, {i.high:{sign}.4f}]"
 
 
-def mean_rows(out: Outcome, keys: list[Measure]) -> list[list[str]]:
-    """The summary's means table: the means, their intervals, their bounds."""
-    assert out.evaluation is not None
-    means, debt = out.evaluation.means, out.debt.means if out.debt is not None else None
-    rows = [["mean", *(fmt(means[k]) for k in keys)]]
-    rows += [[CI, *(interval(out.intervals.get(k)) for k in keys)]] if out.intervals else []
-    return rows + ([[IF_RELEVANT, *(fmt(debt.get(k)) for k in keys)]] if debt is not None else [])
-
-
-def means_note(out: Outcome) -> str | None:
-    """What the rows under the means are."""
-    if out.debt is None:
+def means_note(results: dict) -> str | None:
+    """What the rows under the means are (``results``: the results file's data)."""
+    debt, conventions = results["label_debt"], results["conventions"]
+    if debt is None:
         return None
     return (f"{CI}: {bootstrap.METHOD}. {IF_RELEVANT[0].upper() + IF_RELEVANT[1:]}: the mean with {ASSUMPTION} — "
-            f"{out.debt.unjudged} unjudged documents are in the top {out.config.k if out.config else 'K'} of the "
-            "questions in the means; where this row is far above the means, missing labels hold them down.")
+            f"{debt['unjudged_in_top_k']} unjudged documents are in the top {conventions['k'] if conventions else 'K'}"
+            " of the questions in the means; where this row is far above the means, missing labels hold them down.")
 
 
 def delta_cells(d: Delta) -> list[str]:

@@ -297,7 +297,9 @@ def slices(s: Summary, results: dict) -> None:
     """The "Slices" section: a table of means (with the gate), the slices'
     thresholds, and with a base one table of changes per gold set."""
     block = results.get("slices")
-    rows = dicts(block.get("slices")) if isinstance(block, dict) else []
+    if not isinstance(block, dict):
+        return
+    rows = dicts(block.get("slices"))
     if not rows:
         return
     measures = list(rows[0]["metrics"])

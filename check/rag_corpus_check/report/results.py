@@ -8,7 +8,7 @@ import stat
 import tempfile
 
 from rag_corpus_check.core.text import natural_key
-from rag_corpus_check.pipeline.outcome import Outcome, environment, gate_reasons
+from rag_corpus_check.pipeline.outcome import ERROR, Outcome, environment, gate_reasons
 from rag_corpus_check.report.by_slice import slices_json
 from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.confidence import results_json
@@ -24,6 +24,8 @@ def results_dict(out: Outcome) -> dict:
         "exit_code": out.exit_code,
         "advisory": out.advisory,
         "rules_source": out.rules_source,
+        "rules_why": out.rules.why if out.rules else None,
+        "stage": out.stage if out.verdict == ERROR else None,
         "shard": _shard(out),
         "conventions": {**conventions_json(cfg), "level": out.level} if cfg else None,
         "metrics": {str(m): v for m, v in ev.means.items()} if ev else {},
@@ -88,6 +90,8 @@ def _provenance(out: Outcome) -> dict:
         "python": env["python"],
         "commit": out.context.commit or out.context.github_sha,
         "event_head_sha": out.context.event_head_sha,
+        "event_name": out.context.event_name,
+        "github_sha": out.context.github_sha,
         "inputs": dict(out.inputs),
         "formats": dict(out.formats),
         "corpus_fingerprint": out.corpus.fingerprint if out.corpus else None,
@@ -127,8 +131,8 @@ def _special(path: str) -> bool:
         return False
 
 
-def write_results(path: str, out: Outcome) -> None:
-    data = results_dict(out)
+def write_results(path: str, data: dict) -> None:
+    """Write the results file of ``data`` (:func:`results_dict`)."""
     # Indented JSON goes through the pure-Python encoder; large results are
     # written compact (C encoder), small ones readable.
     indent = 2 if len(data["queries"]) <= 2000 else None

@@ -19,6 +19,7 @@ def run_source_json(out: Outcome) -> dict | None:
     info with a command's output and, with a base, the vectors' check."""
     if out.config is None:
         return None
+    info: dict
     if out.config.run is not None:
         info = {"type": "file", "path": out.run.file if out.run else out.config.run}
     elif out.retrieval is None:
@@ -61,13 +62,8 @@ def supplied_line(source: dict | None, esc=cell) -> str | None:
 
 
 def run_source_line(out: Outcome, esc=cell, code=lambda t: f"`{t}`") -> str | None:
-    """:func:`source_line` of the run ``out`` checked (the terminal, the pool worksheet)."""
+    """:func:`source_line` of the run ``out`` checked (the pool worksheet)."""
     return source_line(run_source_json(out), esc, code)
-
-
-def vectors_line(out: Outcome, esc=cell) -> str | None:
-    """:func:`supplied_line` of the run ``out`` checked (the terminal)."""
-    return supplied_line(run_source_json(out), esc)
 
 
 def add_sections(s: Summary, results: dict) -> None:
