@@ -30,7 +30,7 @@ def build_summary(out: Outcome, results_path: str | None = None, data: dict | No
     s = Summary()
     _head(s, data, repo_url)
     render.thresholds(s, data)
-    add_change_sections(s, out, data)  # on a pull request, what a reviewer reads first
+    add_change_sections(s, data)  # on a pull request, what a reviewer reads first
     render.slices(s, data)
     render.problems(s, data)
     add_retrieval_sections(s, data)
