@@ -323,11 +323,17 @@ def run() -> None:
 
 def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool, args) -> int:
     from rag_corpus_check.report.console import render_console, verdict_line
-    from rag_corpus_check.report.results import write_atomic, write_benchmark, write_results
+    from rag_corpus_check.report.results import (
+        results_dict,
+        write_atomic,
+        write_benchmark,
+        write_results,
+    )
     from rag_corpus_check.report.summary import build_summary
 
-    markdown = build_summary(outcome, results_path).render()
-    write_results(results_path, outcome)
+    data = results_dict(outcome)  # once: the results file, the summary and the terminal render it
+    markdown = build_summary(outcome, results_path, data).render()
+    write_results(results_path, data)
     write_atomic(summary_path, markdown)
     benchmark = args.benchmark_json if outcome.verdict in (PASS, FAIL) else None  # measured, gated: means stand
     if benchmark:
@@ -340,7 +346,7 @@ def _report(outcome: Outcome, results_path: str, summary_path: str, github: bool
     if args.quiet:
         sys.stdout.write(verdict_line(outcome) + "\n")
     else:
-        sys.stdout.write(render_console(outcome, results_path, summary_path)
+        sys.stdout.write(render_console(outcome, results_path, summary_path, data)
                          + (f"  benchmark: {safe_text(os.path.abspath(benchmark), 500)}\n" if benchmark else ""))
     sys.stdout.flush()
     if github:

@@ -1,6 +1,7 @@
-"""Slices in the results file, the console and the summary: per tag of the
-gold set, the means, base → head per gold set with the paired test, and the
-slice's thresholds — or why it is not gated."""
+"""Slices in the results file and the console: per tag of the gold set, the
+means, base → head per gold set with the paired test, and the slice's
+thresholds — or why it is not gated (the summary renders them from the
+results file: :func:`report.render.slices`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.slices import MAX_SLICES, SliceResult, questions, view_moved
-from rag_corpus_check.gate.terms import GOLD_SETS
 from rag_corpus_check.gate.thresholds import ThresholdResult
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.changes import signed
-from rag_corpus_check.report.markdown import Summary, cell, fmt
+from rag_corpus_check.report.markdown import fmt
 
 if TYPE_CHECKING:  # the comparison's records: only with a base compared
     from rag_corpus_check.gate.compare import Delta, View
@@ -103,88 +103,3 @@ def _delta_cell(d: Delta) -> str:
     if d.p_value is None or not d.delta:
         return signed(d.delta)
     return f"{signed(d.delta)}, p {d.p_value:.3f}" + ("" if d.conclusive else " (too few questions)")
-
-
-# ------------------------------------------------------------------ summary
-
-
-def add_section(s: Summary, out: Outcome) -> None:
-    """The "Slices" section: a table of means (with the gate), the slices'
-    thresholds, and with a base one table of changes per gold set."""
-    results = _results(out)
-    if not results:
-        return
-    measures = list(results[0].means)
-    s.heading(f"Slices ({len(results)})", 3)
-    s.para("Each tag of the gold questions is a slice: the means over its questions (the head's gold set). A "
-           "slice with thresholds under `slices:` in the config is gated on them when it has enough questions.")
-    s.table(["slice", "questions", *(f"`{m}`" for m in measures), "gate"],
-            [[cell(r.name), str(r.counted), *(fmt(r.means[m]) for m in measures), _gate_cell(r)] for r in results])
-    _threshold_table(s, results)
-    _change_tables(s, results)
-    _left_out(s, out)
-
-
-def _gate_cell(r: SliceResult) -> str:
-    if r.passed is None:
-        return r.not_gated() or "not gated (no thresholds)"  # our words and numbers only
-    return "✅" if r.passed else "❌"
-
-
-def _threshold_table(s: Summary, results: list[SliceResult]) -> None:
-    rows = [_threshold_row(r.name, t) for r in results for t in r.thresholds]
-    if rows:
-        s.table(["slice", "measure", "value", "threshold", "max_drop", "result"], rows)
-
-
-def _threshold_row(name: str, t: ThresholdResult) -> list[str]:
-    note = f" ({cell(t.note, 300)})" if t.note else ""
-    drop = "—" if t.max_drop is None else f"{t.max_drop:g}"
-    return [cell(name), f"`{t.measure}`", fmt(t.value), f"≥ {t.limit:g}", drop, ("✅" if t.passed else "❌") + note]
-
-
-_BOTH = "each revision's own gold set and by the base's (the same figures)"
-
-
-def _change_tables(s: Summary, results: list[SliceResult]) -> None:
-    """Base → head per slice, a table per gold set compared (one for both
-    when they give every slice the same figures)."""
-    tables = [t for i, gold in enumerate(GOLD_SETS) if (t := _change_table(gold, i, results))]
-    if len(tables) == 2 and tables[0][1] == tables[1][1]:
-        tables = [(_BOTH, tables[0][1])]
-    for title, rows in tables:
-        s.para(f"**Slices, base → head, judged by {title}** (Δ of the means over the slice's questions in both "
-               "revisions; p of the paired randomization test, as for the whole set)")
-        s.table(rows[0], rows[1:])
-
-
-def _change_table(gold: str, i: int, results: list[SliceResult]) -> tuple[str, list[list[str]]] | None:
-    """The title and the rows (the header first) of the table of the
-    ``i``-th gold set's views; None when no slice was compared."""
-    views = [(r.name, r.views[i]) for r in results if len(r.views) > i]
-    if not views:
-        return None
-    measures = list(results[0].means)  # the measures of every view's deltas too
-    rows = [[cell(name), str(v.paired), *_delta_cells(v, measures)] for name, v in views]
-    return GOLD_SETS[gold], [["slice", "in both", *(f"Δ `{m}`" for m in measures)], *rows]
-
-
-def _delta_cells(v: View, measures: list) -> list[str]:
-    by = {d.measure: d for d in v.deltas}
-    return [_delta_cell(by[m]) if m in by else "—" for m in measures]
-
-
-# The summary names this many of the tags left out; the results file, all.
-SHOWN_LEFT_OUT = 100
-
-
-def _left_out(s: Summary, out: Outcome) -> None:
-    """The tags no config names that are past MAX_SLICES, by name."""
-    left_out = out.slices.left_out if out.slices is not None else []
-    if not left_out:
-        return
-    names = ", ".join(f"`{safe_text(t, 64)}`" for t in left_out[:SHOWN_LEFT_OUT])
-    rest = len(left_out) - SHOWN_LEFT_OUT
-    more = f", and {rest} more (every one under `slices.left_out_tags` in the results file)" if rest > 0 else ""
-    s.para(f"{len(left_out)} more tags are not shown: no config names them, and {MAX_SLICES} slices of such tags "
-           f"(the most carried) are shown; every slice a config names is shown and gated. Not shown: {names}{more}.")

@@ -8,7 +8,6 @@ import shlex
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.gate.rules import Rules
 from rag_corpus_check.gate.terms import (
     GOLD_SETS,
     MIN_PERMUTATIONS,
@@ -44,45 +43,45 @@ def signed(v: float | None) -> str:
     return "—" if v is None else f"{v:+.4f}"
 
 
-def add_sections(s: Summary, out: Outcome, data: dict) -> None:
-    """What changed in this PR; ``data``: the results file's (the deltas are rendered from it)."""
-    if out.base is None:
-        if out.evaluation is not None:
+def add_sections(s: Summary, data: dict) -> None:
+    """What changed in this PR, from the results file's data ``data``."""
+    cmp_ = data["comparison"]
+    if cmp_ is None:
+        if data["counts"]["questions"] is not None:
             s.para("No base was compared (run with `--base <rev>` / on `pull_request` to see what changed).")
         return
     s.heading("What changed in this PR", 3)
-    s.para(f"Compared with the base `{out.base.sha or cell(out.base.rev)}`.")
-    for note in out.base.notes:
+    s.para(f"Compared with the base `{cmp_['base_sha'] or cell(cmp_['base_rev'])}`.")
+    for note in cmp_["notes"]:
         s.para(f"> [!NOTE]\n> {cell(note, 400)}")
-    if out.rules is not None:
-        _rules(s, out.rules)
-    cmp_ = out.base.comparison
-    if cmp_ is not None:
+    if cmp_["rules"] is not None:
+        _rules(s, cmp_["rules"])
+    if "deltas" in cmp_:
         render.deltas(s, data)
-        add_explained(s, out, pool_command(out))
-        add_significance(s, out)
-        _per_question(s, out)
+        add_explained(s, cmp_["label_debt_drops"])
+        add_significance(s, data["significance"])
+        _per_question(s, data["per_question"])
         _questions(s, cmp_)
         _new_chunks(s, cmp_)
         _labels(s, cmp_)
         _attribution(s, cmp_)
-        _unjudged(s, cmp_, out)
+        _unjudged(s, cmp_)
 
 
-def _rules(s: Summary, rules: Rules) -> None:
-    if rules.violated:
+def _rules(s: Summary, rules: dict) -> None:
+    if rules["violated"]:
         s.para(
             "> [!CAUTION]\n> **This PR loosens the rules** and the gate fails because of it. The base rules "
             "were enforced. To change them on purpose, set a new `rule_change_reason:` in the config in this PR."
         )
-    elif rules.override_reason:
+    elif rules["override_reason"]:
         s.para(
             "> [!WARNING]\n> **Rules changed on purpose in this PR** — reason: "
-            f"“{cell(rules.override_reason, 300)}”. The head config's rules were enforced."
+            f"“{cell(rules['override_reason'], 300)}”. The head config's rules were enforced."
         )
-    if rules.changes:
-        s.para("Rule changes: " + "; ".join(cell(c, 200) for c in rules.changes))
-    s.para(f"Rules enforced: `{rules.source}`.")
+    if rules["changes"]:
+        s.para("Rule changes: " + "; ".join(cell(c, 200) for c in rules["changes"]))
+    s.para(f"Rules enforced: `{rules['source']}`.")
 
 
 def view_title(v: View) -> str:
@@ -90,46 +89,53 @@ def view_title(v: View) -> str:
     return f"Judged by {GOLD_SETS[v.gold]}: {v.paired} questions"
 
 
-def _per_question(s: Summary, out: Outcome) -> None:
+def _per_question(s: Summary, rule: dict | None) -> None:
     """The per-question rule: the questions over its limit, per gold set."""
-    rule = out.per_question
     if rule is None:
         return
-    r = rule.rule
-    over = [(gold, q) for gold, qs in rule.dropped.items() for q in qs]
-    counts = "; ".join(f"judged by the {gold}'s gold set: {len(qs)}" for gold, qs in rule.dropped.items())
-    s.para(f"{'✅' if rule.passed else '❌'} Per-question rule (`per_question`): questions that lost more than "
-           f"{r.max_drop:g} of `{r.measure}` — at most {r.max_questions} may. {counts}.")
+    dropped = rule["dropped"]
+    over = [(gold, q) for gold, qs in dropped.items() for q in qs]
+    counts = "; ".join(f"judged by the {gold}'s gold set: {len(qs)}" for gold, qs in dropped.items())
+    s.para(f"{'✅' if rule['passed'] else '❌'} Per-question rule (`per_question`): questions that lost more than "
+           f"{rule['max_drop']:g} of `{rule['measure']}` — at most {rule['max_questions']} may. {counts}.")
     if over:
         s.table(["gold set", "question", "base", "head", "Δ"],
-                [[gold, cell(q.query_id), fmt(q.base), fmt(q.head), signed(q.delta)] for gold, q in over[:20]])
+                [[gold, cell(q["query_id"]), fmt(q["base"]), fmt(q["head"]), signed(q["delta"])]
+                 for gold, q in over[:20]])
 
 
-def _new_chunks(s: Summary, cmp_: Comparison) -> None:
-    if cmp_.new_chunks:
+def _new_chunks(s: Summary, cmp_: dict) -> None:
+    if cmp_["new_chunks"]:
         s.para("New chunks of documents the gold set labels (their text inherits the document's label — "
                "review it like a label): " + "; ".join(
                    f"{cell(e['doc_id'])}: {', '.join(cell(c) for c in e['chunk_ids'][:5])}"
                    + (f" and {len(e['chunk_ids']) - 5} more" if len(e["chunk_ids"]) > 5 else "")
-                   for e in cmp_.new_chunks[:20]))
+                   for e in cmp_["new_chunks"][:20]))
 
 
 def moved_documents(q: QuestionChange, esc=cell, limit: int = 4) -> str:
     """The relevant documents that moved in a question that dropped, as one line."""
+    return documents_moved(q.documents, esc, limit)
+
+
+def documents_moved(documents: list[dict], esc=cell, limit: int = 4) -> str:
+    """The relevant documents that moved (a dropped question's `documents`), as one line."""
     return "; ".join(
         f"{esc(d['doc_id'])} (grade {d['grade']}): {d['change']}, {d['base_position'] or '—'} → "
-        f"{d['head_position'] or '—'}" for d in q.documents[:limit]
+        f"{d['head_position'] or '—'}" for d in documents[:limit]
     )
 
 
-def _questions(s: Summary, cmp_: Comparison) -> None:
-    drops, rises = dropped(cmp_), risen(cmp_)
+def _questions(s: Summary, cmp_: dict) -> None:
+    questions = cmp_["questions"]
+    drops = [q for q in questions if q["delta"] < 0]  # most first
+    rises = [q for q in reversed(questions) if q["delta"] > 0][:5]
     if drops:
         _drops(s, drops)
     if rises:
-        s.para("Rose most: " + ", ".join(f"{cell(q.query_id)} ({signed(q.delta)})" for q in rises))
-    if cmp_.added or cmp_.removed:
-        s.para(f"Questions added: {_ids(cmp_.added)}; removed: {_ids(cmp_.removed)}.")
+        s.para("Rose most: " + ", ".join(f"{cell(q['query_id'])} ({signed(q['delta'])})" for q in rises))
+    if cmp_["added"] or cmp_["removed"]:
+        s.para(f"Questions added: {_ids(cmp_['added'])}; removed: {_ids(cmp_['removed'])}.")
 
 
 def dropped(cmp_: Comparison) -> list[QuestionChange]:
@@ -137,31 +143,29 @@ def dropped(cmp_: Comparison) -> list[QuestionChange]:
     return [q for q in cmp_.questions if q.delta < 0]
 
 
-def risen(cmp_: Comparison, limit: int = 5) -> list[QuestionChange]:
-    """The questions that rose most."""
-    return [q for q in reversed(cmp_.questions) if q.delta > 0][:limit]
-
-
 def _ids(ids: list[str]) -> str:
     return ", ".join(cell(q) for q in ids[:50]) or "none"
 
 
-def _drops(s: Summary, drops: list[QuestionChange]) -> None:
-    rows = [[cell(q.query_id), fmt(q.base), fmt(q.head), signed(q.delta), moved_documents(q)] for q in drops[:10]]
+def _drops(s: Summary, drops: list[dict]) -> None:
+    rows = [[cell(q["query_id"]), fmt(q["base"]), fmt(q["head"]), signed(q["delta"]), documents_moved(q["documents"])]
+            for q in drops[:10]]
     s.heading(f"Questions that dropped ({len(drops)})", 4)
-    s.table(["question", "base", "head", f"Δ `{drops[0].measure}`", "relevant documents, position base → head"], rows)
+    s.table(["question", "base", "head", f"Δ `{drops[0]['measure']}`", "relevant documents, position base → head"],
+            rows)
 
 
-def _labels(s: Summary, cmp_: Comparison) -> None:
-    if not cmp_.labels:
+def _labels(s: Summary, cmp_: dict) -> None:
+    labels = cmp_["labels"]
+    if not labels:
         return
-    rows = [[cell(entry["query_id"]), entry["question"], _label_parts(entry)] for entry in cmp_.labels[:200]]
-    texts = sum(1 for e in cmp_.labels if e.get("query_changed"))
+    rows = [[cell(entry["query_id"]), entry["question"], _label_parts(entry)] for entry in labels[:200]]
+    texts = sum(1 for e in labels if e.get("query_changed"))
     if texts:
         s.para(f"> [!WARNING]\n> {texts} question texts changed in this PR: with a retriever the text decides "
                "what is retrieved, so review them like labels (the attribution below counts their effect as "
                "the system's).")
-    s.details(f"Gold labels changed in {len(cmp_.labels)} questions", Summary().table(["question", "", "labels"], rows))
+    s.details(f"Gold labels changed in {len(labels)} questions", Summary().table(["question", "", "labels"], rows))
 
 
 def _label_parts(entry: dict) -> str:
@@ -172,8 +176,8 @@ def _label_parts(entry: dict) -> str:
     return "; ".join(parts)[:1000]
 
 
-def _attribution(s: Summary, cmp_: Comparison) -> None:
-    a = cmp_.attribution
+def _attribution(s: Summary, cmp_: dict) -> None:
+    a = cmp_["attribution"]
     if not a:
         return
     s.heading("Where the change comes from", 4)
@@ -189,17 +193,17 @@ def _attribution(s: Summary, cmp_: Comparison) -> None:
     )
 
 
-def _unjudged(s: Summary, cmp_: Comparison, out: Outcome) -> None:
-    if cmp_.unjudged_new_docs:
+def _unjudged(s: Summary, cmp_: dict) -> None:
+    if cmp_["unjudged_new_docs"]:
         s.para(
             "New documents in the top K without a judgement: "
             + "; ".join(f"{cell(e['query_id'])}: {', '.join(cell(d) for d in e['doc_ids'][:5])}"
-                        for e in cmp_.unjudged_new_docs[:20])
+                        for e in cmp_["unjudged_new_docs"][:20])
         )
         s.para("To judge them, run this where the check ran; it writes a worksheet of every unjudged document in "
                "the top K of the questions whose top K changed. Fill in its grades, commit it next to the gold "
                "file and list it under `gold:` after it:")
-        s.code(pool_command(out))
+        s.code(cmp_["pool_command"])
 
 
 def pool_command(out: Outcome) -> str:
@@ -262,6 +266,7 @@ def comparison_json(out: Outcome) -> dict | None:
             "views": [_view_json(v) for v in cmp_.views], "new_chunks": cmp_.new_chunks,
             "relabelled_and_reranked": cmp_.relabelled_and_reranked,
             "significance": SIGNIFICANCE,
+            "pool_command": pool_command(out),
             "label_debt_drops": [{"gold": e.gold, "measure": str(e.measure), "delta": e.delta, "if_unjudged_relevant":
                                   e.bound, "new_unjudged": e.new_unjudged, "message": explained_line(e),
                                   "command": pool_for(out, e, pool_command(out))} for e in explained(out, every=True)],

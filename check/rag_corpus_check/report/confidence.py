@@ -16,7 +16,6 @@ from rag_corpus_check.report.markdown import Summary, fmt
 
 if TYPE_CHECKING:  # the comparison and the paired test: only with a base compared
     from rag_corpus_check.gate.compare import Delta
-    from rag_corpus_check.gate.significance import Tested
 
 CI = f"{bootstrap.LEVEL:.0%} interval"
 IF_RELEVANT = "if every unjudged top-k document were relevant"
@@ -28,22 +27,14 @@ def interval(i: Interval | None, sign: str = "") -> str:
     return "—" if i is None else f"[{i.low:{sign}.4f}, {i.high:{sign}.4f}]"
 
 
-def mean_rows(out: Outcome, keys: list[Measure]) -> list[list[str]]:
-    """The summary's means table: the means, their intervals, their bounds."""
-    assert out.evaluation is not None
-    means, debt = out.evaluation.means, out.debt.means if out.debt is not None else None
-    rows = [["mean", *(fmt(means[k]) for k in keys)]]
-    rows += [[CI, *(interval(out.intervals.get(k)) for k in keys)]] if out.intervals else []
-    return rows + ([[IF_RELEVANT, *(fmt(debt.get(k)) for k in keys)]] if debt is not None else [])
-
-
-def means_note(out: Outcome) -> str | None:
-    """What the rows under the means are."""
-    if out.debt is None:
+def means_note(results: dict) -> str | None:
+    """What the rows under the means are (``results``: the results file's data)."""
+    debt, conventions = results["label_debt"], results["conventions"]
+    if debt is None:
         return None
     return (f"{CI}: {bootstrap.METHOD}. {IF_RELEVANT[0].upper() + IF_RELEVANT[1:]}: the mean with {ASSUMPTION} — "
-            f"{out.debt.unjudged} unjudged documents are in the top {out.config.k if out.config else 'K'} of the "
-            "questions in the means; where this row is far above the means, missing labels hold them down.")
+            f"{debt['unjudged_in_top_k']} unjudged documents are in the top {conventions['k'] if conventions else 'K'}"
+            " of the questions in the means; where this row is far above the means, missing labels hold them down.")
 
 
 def delta_cells(d: Delta) -> list[str]:
@@ -86,30 +77,37 @@ def explained_line(e: Explained) -> str:
             f"would be {e.bound:+.4f}: {e.message()}")
 
 
-def add_explained(s: Summary, out: Outcome, command: str) -> None:
-    for e in explained(out):
-        s.para(f"> [!IMPORTANT]\n> {explained_line(e)}:")
-        s.code(pool_for(out, e, command))
+def add_explained(s: Summary, drops: list[dict]) -> None:
+    """The gated drops new unjudged top-k documents could explain (the
+    results file's `label_debt_drops`), each measure once, in the first
+    gold set it is in, with the pool command deep enough for it."""
+    first: dict[str, dict] = {}
+    for e in drops:
+        first.setdefault(e["measure"], e)
+    for e in first.values():
+        s.para(f"> [!IMPORTANT]\n> {e['message']}:")
+        s.code(e["command"])
 
 
-def add_significance(s: Summary, out: Outcome) -> None:
-    sig = out.significance
+def add_significance(s: Summary, sig: dict | None) -> None:
+    """The paired test's gate (the results file's `significance`)."""
     if sig is None:
         return
-    s.para(f"{'✅' if sig.passed else '❌'} Paired test gate (`significance.alpha` {sig.alpha:g}, Holm-corrected across "
-           f"{_families(sig.tested)}, per gold set): a measure fails when it dropped and its adjusted "
+    tested = sig["tested"]
+    s.para(f"{'✅' if sig['passed'] else '❌'} Paired test gate (`significance.alpha` {sig['alpha']:g}, Holm-corrected "
+           f"across {_families(tested)}, per gold set): a measure fails when it dropped and its adjusted "
            "p-value is at most alpha. Questions whose value did not change do not move the p-value.")
-    added = any(t.family == ADDED_FAMILY for t in sig.tested)
-    if sig.tested:
+    added = any(t["family"] == ADDED_FAMILY for t in tested)
+    if tested:
         s.table(["gold set", *(["family"] if added else []), "measure", "Δ", "p", "Holm-adjusted p", "result"],
-                [_tested_row(t, added) for t in sig.tested])
-    for note in sig.notes():
+                [_tested_row(t, added) for t in tested])
+    for note in sig["notes"]:
         s.para(f"> [!NOTE]\n> {note}")
 
 
-def _families(tested: list[Tested]) -> str:
+def _families(tested: list[dict]) -> str:
     """The families the summary names: one, or the base's and the added one."""
-    count = {f: len({t.measure for t in tested if t.family == f}) for f in FAMILIES}
+    count = {f: len({t["measure"] for t in tested if t["family"] == f}) for f in FAMILIES}
     if not count[ADDED_FAMILY]:
         return f"the {count[HEAD_FAMILY] + count[BASE_FAMILY]} measures with a threshold"
     return (f"the base's {count[BASE_FAMILY]} measures with a threshold, and apart from them the "
@@ -117,9 +115,9 @@ def _families(tested: list[Tested]) -> str:
             "request added a threshold on")
 
 
-def _tested_row(t: Tested, family: bool) -> list[str]:
-    return [t.gold, *([t.family] if family else []), f"`{t.measure}`", f"{t.delta:+.4f}", f"{t.p_value:.4f}",
-            f"{t.adjusted:.4f}", "❌ significant drop" if t.failed else "✅"]
+def _tested_row(t: dict, family: bool) -> list[str]:
+    return [t["gold"], *([t["family"]] if family else []), f"`{t['measure']}`", f"{t['delta']:+.4f}",
+            f"{t['p_value']:.4f}", f"{t['adjusted_p_value']:.4f}", "❌ significant drop" if t["failed"] else "✅"]
 
 
 def results_json(out: Outcome) -> dict:

@@ -28,18 +28,23 @@ from rag_corpus_check.report.changes import (
 from rag_corpus_check.report.confidence import console_delta, console_interval, console_lines
 from rag_corpus_check.report.conventions import convention_lines
 from rag_corpus_check.report.markdown import fmt
+from rag_corpus_check.report.results import results_dict
 from rag_corpus_check.report.rule_lines import rules_line
-from rag_corpus_check.report.sources import run_source_line, vectors_line
+from rag_corpus_check.report.sources import source_line, supplied_line
 from rag_corpus_check.report.summary import gold_set_note, worst
 
 WORD = {PASS: "PASSED", FAIL: "FAILED (quality gate)", INVALID: "INVALID INPUT", ERROR: "ERROR (internal)",
         PARTIAL: "SHARD MEASURED (merge the shards for the verdict)"}
 
 
-def render_console(out: Outcome, results_path: str | None, summary_path: str | None) -> str:
-    lines = _head(out) + _why_failed(out) + _comparison(out) + _thresholds(out) + slice_lines(out) + _means(out)
+def render_console(out: Outcome, results_path: str | None, summary_path: str | None, data: dict | None = None) -> str:
+    """The terminal's text; ``data``: the results file's (:func:`results_dict`
+    of ``out`` when not given), which the rules, the run source and the
+    conventions are rendered from."""
+    data = results_dict(out) if data is None else data
+    lines = _head(out, data) + _why_failed(out) + _comparison(out) + _thresholds(out) + slice_lines(out) + _means(out)
     lines += _problem_lines(out)
-    lines += _verdict_note(out) + _conventions(out)
+    lines += _verdict_note(out) + _conventions(data)
     lines += _path_line("results", results_path) + _path_line("summary", summary_path)
     return "\n".join(lines) + "\n"
 
@@ -52,10 +57,10 @@ def _verdict_note(out: Outcome) -> list[str]:
     return []
 
 
-def _conventions(out: Outcome) -> list[str]:
-    if not out.config:
+def _conventions(data: dict) -> list[str]:
+    if not data["conventions"]:
         return []
-    return ["  conventions:"] + [f"    - {c}" for c in convention_lines(out.config, out.level)]
+    return ["  conventions:"] + [f"    - {c}" for c in convention_lines(data["conventions"])]
 
 
 def _path_line(what: str, path: str | None) -> list[str]:
@@ -77,13 +82,14 @@ def verdict_line(out: Outcome) -> str:
     return f"rag-corpus-check: {WORD[out.verdict]}{advisory}{override}"
 
 
-def _head(out: Outcome) -> list[str]:
-    commit = out.context.commit or out.context.github_sha
+def _head(out: Outcome, data: dict) -> list[str]:
+    commit = data["provenance"]["commit"]
     lines = [verdict_line(out), f"  commit: {commit or 'unknown (not a git checkout)'}"]
-    rules = rules_line(out, safe_text)
+    rules = rules_line(data, safe_text)
     if rules:
         lines.append("  " + rules)
-    for line in (run_source_line(out, esc=safe_text, code=str), vectors_line(out, esc=safe_text)):
+    source = data["run_source"]
+    for line in (source_line(source, esc=safe_text, code=str), supplied_line(source, esc=safe_text)):
         if line:
             lines.append("  " + line)
     return lines

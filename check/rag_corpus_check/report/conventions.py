@@ -6,24 +6,30 @@ from rag_corpus_check.config.load import Config
 from rag_corpus_check.inputs import chunks
 from rag_corpus_check.metrics.measures import DEFINITIONS, HEADLINE
 
+JUDGED_ONLY = "removed from the ranking (judged only)"
 
-def convention_lines(cfg: Config, level: str | None = None) -> list[str]:
-    """The conventions in words; ``level``: how a chunked corpus was evaluated (:mod:`chunks`)."""
-    gain = "linear (gain = grade)" if cfg.gain == "linear" else "exponential (gain = 2^grade − 1)"
+
+def convention_lines(conventions: dict) -> list[str]:
+    """The conventions in words, from the results file's `conventions`
+    (:func:`conventions_json` and the level, how a chunked corpus was
+    evaluated: :mod:`chunks`)."""
+    c = conventions
+    gain = "linear (gain = grade)" if c["gain"] == "linear" else "exponential (gain = 2^grade − 1)"
     short = (
         "a ranking shorter than K is padded with non-relevant positions (P@K divides by K)"
-        if cfg.short_list == "pad"
+        if c["short_list"] == "pad"
         else "a ranking shorter than K is scored on its actual length (P@K divides by min(K, length))"
     )
     return [
-        f"K = {cfg.k}",
-        f"relevant = grade ≥ {cfg.min_grade} on the scale 0–{cfg.max_grade}",
+        f"K = {c['k']}",
+        f"relevant = grade ≥ {c['min_grade']} on the scale 0–{c['max_grade']}",
         f"nDCG: {gain}, discount 1/log2(position + 1), ideal from all judged grades of the question",
         f"short lists: {short}",
-        _UNJUDGED[cfg.judged_only],
+        _UNJUDGED[c["unjudged"] == JUDGED_ONLY],
         "questions with no relevant document are excluded from every mean and listed",
-    ] + _extra_lines({m.name for m in cfg.measures()}) + [line for line in [chunks.convention(level)] if line] + (
-        [IDENTICAL] if cfg.ignore_identical_ids else [])
+    ] + _extra_lines({m.split("@")[0] for m in c["measures"]}) + [
+        line for line in [chunks.convention(c.get("level"))] if line] + (
+        [IDENTICAL] if c.get("ignore_identical_ids") else [])
 
 
 IDENTICAL = ("a document whose id is the question's own id is removed from its ranking before the cut at K "
@@ -52,8 +58,9 @@ def conventions_json(cfg: Config) -> dict:
         "min_grade": cfg.min_grade,
         "max_grade": cfg.max_grade,
         "discount": "1/log2(rank+1)",
-        "unjudged": "removed from the ranking (judged only)" if cfg.judged_only else "grade 0",
+        "unjudged": JUDGED_ONLY if cfg.judged_only else "grade 0",
         "means_over": "questions with at least one relevant document",
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,
+        "measures": [str(m) for m in cfg.measures()],
     } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check.core.text import natural_key
+from rag_corpus_check.core.text import natural_key, safe_text
 from rag_corpus_check.gate.terms import (  # constants only: no import past the stdlib
     GOLD_SETS,
     MIN_QUESTIONS,
@@ -288,6 +288,113 @@ def _mean_rows(results: dict, keys: list[str]) -> list[list[str]]:
     if isinstance(debt, dict) and isinstance(debt.get("means"), dict):
         rows.append([IF_RELEVANT, *(num(debt["means"].get(k)) for k in keys)])
     return rows
+
+
+# ---------------------------------------------------------------- slices
+
+
+def slices(s: Summary, results: dict) -> None:
+    """The "Slices" section: a table of means (with the gate), the slices'
+    thresholds, and with a base one table of changes per gold set."""
+    block = results.get("slices")
+    if not isinstance(block, dict):
+        return
+    rows = dicts(block.get("slices"))
+    if not rows:
+        return
+    measures = list(rows[0]["metrics"])
+    s.heading(f"Slices ({len(rows)})", 3)
+    s.para("Each tag of the gold questions is a slice: the means over its questions (the head's gold set). A "
+           "slice with thresholds under `slices:` in the config is gated on them when it has enough questions.")
+    s.table(["slice", "questions", *map(measure, measures), "gate"],
+            [[cell(r["name"]), count(r["in_means"]), *(num(r["metrics"].get(m)) for m in measures), _gate_cell(r)]
+             for r in rows])
+    _slice_thresholds(s, rows)
+    _slice_changes(s, rows, measures)
+    _left_out(s, block)
+
+
+_NOT_GATED = re.compile(r"not gated: [0-9]{1,9} questions?, fewer than min_questions [0-9]{1,9} "
+                        r"\(too few for its thresholds to mean anything\)")
+
+
+def _gate_cell(r: dict) -> str:
+    if r.get("passed") is None:
+        note = r.get("note")
+        if not note:
+            return "not gated (no thresholds)"
+        return note if isinstance(note, str) and _NOT_GATED.fullmatch(note) else cell(note, 300)
+    return passed_cell(r["passed"])
+
+
+def _slice_thresholds(s: Summary, rows: list[dict]) -> None:
+    table = [_slice_threshold(r["name"], t) for r in rows for t in dicts(r.get("thresholds"))]
+    if table:
+        s.table(["slice", "measure", "value", "threshold", "max_drop", "result"], table)
+
+
+def _slice_threshold(name: object, t: dict) -> list[str]:
+    note = f" ({cell(t['note'], 300)})" if t.get("note") else ""
+    drop = "—" if t.get("max_drop") is None else limit(t["max_drop"])
+    return [cell(name), measure(t.get("measure")), num(t.get("value")), f"≥ {limit(t.get('limit'))}", drop,
+            passed_cell(t.get("passed")) + note]
+
+
+_BOTH = "each revision's own gold set and by the base's (the same figures)"
+
+
+def _slice_changes(s: Summary, rows: list[dict], measures: list[str]) -> None:
+    """Base → head per slice, a table per gold set compared (one for both
+    when they give every slice the same figures)."""
+    tables = [t for i, gold in enumerate(GOLD_SETS) if (t := _slice_change_table(gold, i, rows, measures))]
+    if len(tables) == 2 and tables[0][1] == tables[1][1]:
+        tables = [(_BOTH, tables[0][1])]
+    for title, table in tables:
+        s.para(f"**Slices, base → head, judged by {title}** (Δ of the means over the slice's questions in both "
+               "revisions; p of the paired randomization test, as for the whole set)")
+        s.table(table[0], table[1:])
+
+
+def _slice_change_table(gold: str, i: int, rows: list[dict],
+                        measures: list[str]) -> tuple[str, list[list[str]]] | None:
+    """The title and the rows (the header first) of the table of the
+    ``i``-th gold set's views; None when no slice was compared."""
+    views = [(r["name"], dicts(r.get("views"))[i]) for r in rows if len(dicts(r.get("views"))) > i]
+    if not views:
+        return None
+    table = [[cell(name), count(v.get("paired_questions")), *_slice_delta_cells(v, measures)] for name, v in views]
+    return GOLD_SETS[gold], [["slice", "in both", *(f"Δ {measure(m)}" for m in measures)], *table]
+
+
+def _slice_delta_cells(v: dict, measures: list[str]) -> list[str]:
+    by = {d.get("measure"): d for d in dicts(v.get("deltas"))}
+    return [slice_delta(by[m]) if m in by else "—" for m in measures]
+
+
+def slice_delta(d: dict) -> str:
+    """Δ, and the paired test's p where something moved."""
+    p = d.get("p_value")
+    if p is None or not d.get("delta"):
+        return signed(d.get("delta"))
+    return f"{signed(d.get('delta'))}, p {num(p, 3)}" + ("" if d.get("conclusive") is not False
+                                                          else " (too few questions)")
+
+
+# The summary names this many of the tags left out; the results file, all.
+SHOWN_LEFT_OUT = 100
+
+
+def _left_out(s: Summary, block: dict) -> None:
+    """The tags no config names that are past `max_slices`, by name."""
+    left_out = [t for t in block.get("left_out_tags") or [] if isinstance(t, str)]
+    if not left_out:
+        return
+    names = ", ".join(f"`{safe_text(t, 64)}`" for t in left_out[:SHOWN_LEFT_OUT])
+    rest = len(left_out) - SHOWN_LEFT_OUT
+    more = f", and {rest} more (every one under `slices.left_out_tags` in the results file)" if rest > 0 else ""
+    s.para(f"{len(left_out)} more tags are not shown: no config names them, and {count(block.get('max_slices'))} "
+           f"slices of such tags (the most carried) are shown; every slice a config names is shown and gated. "
+           f"Not shown: {names}{more}.")
 
 
 # ---------------------------------------------------------------- provenance

@@ -8,11 +8,12 @@ import stat
 import tempfile
 
 from rag_corpus_check.core.text import natural_key
-from rag_corpus_check.pipeline.outcome import Outcome, environment, gate_reasons
+from rag_corpus_check.pipeline.outcome import ERROR, Outcome, environment, gate_reasons
 from rag_corpus_check.report.by_slice import slices_json
 from rag_corpus_check.report.changes import comparison_json, per_question_json
 from rag_corpus_check.report.confidence import results_json
 from rag_corpus_check.report.conventions import conventions_json
+from rag_corpus_check.report.sources import run_source_json
 
 
 def results_dict(out: Outcome) -> dict:
@@ -23,6 +24,8 @@ def results_dict(out: Outcome) -> dict:
         "exit_code": out.exit_code,
         "advisory": out.advisory,
         "rules_source": out.rules_source,
+        "rules_why": out.rules.why if out.rules else None,
+        "stage": out.stage if out.verdict == ERROR else None,
         "shard": _shard(out),
         "conventions": {**conventions_json(cfg), "level": out.level} if cfg else None,
         "metrics": {str(m): v for m, v in ev.means.items()} if ev else {},
@@ -33,7 +36,7 @@ def results_dict(out: Outcome) -> dict:
         **results_json(out),
         "slices": slices_json(out),
         "queries": [_query(q, out) for q in (ev.queries if ev else [])],
-        "run_source": _run_source(out),
+        "run_source": run_source_json(out),
         "comparison": comparison_json(out),
         "irrelevant_by_type": out.irrelevant_by_type,
         "problems": [p.to_json() for p in out.problems.listed()],
@@ -87,25 +90,13 @@ def _provenance(out: Outcome) -> dict:
         "python": env["python"],
         "commit": out.context.commit or out.context.github_sha,
         "event_head_sha": out.context.event_head_sha,
+        "event_name": out.context.event_name,
+        "github_sha": out.context.github_sha,
         "inputs": dict(out.inputs),
         "formats": dict(out.formats),
         "corpus_fingerprint": out.corpus.fingerprint if out.corpus else None,
         "config": out.config.raw if out.config else None,
     }
-
-
-def _run_source(out: Outcome) -> dict | None:
-    if out.config is None:
-        return None
-    if out.config.run is not None:
-        return {"type": "file", "path": out.run.file if out.run else out.config.run}
-    if out.retrieval is None:
-        return {"type": out.config.ranker.name}
-    info = dict(out.retrieval.info)
-    if out.retrieval.command is not None:
-        info["stdout_tail"] = out.retrieval.command.stdout_tail
-        info["stderr_tail"] = out.retrieval.command.stderr_tail
-    return info
 
 
 def write_atomic(path: str, text: str) -> None:
@@ -140,8 +131,8 @@ def _special(path: str) -> bool:
         return False
 
 
-def write_results(path: str, out: Outcome) -> None:
-    data = results_dict(out)
+def write_results(path: str, data: dict) -> None:
+    """Write the results file of ``data`` (:func:`results_dict`)."""
     # Indented JSON goes through the pure-Python encoder; large results are
     # written compact (C encoder), small ones readable.
     indent = 2 if len(data["queries"]) <= 2000 else None

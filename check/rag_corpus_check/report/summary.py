@@ -9,7 +9,6 @@ from rag_corpus_check.metrics.evaluate import OK
 from rag_corpus_check.metrics.measures import Measure, headline
 from rag_corpus_check.pipeline.outcome import ERROR, Outcome
 from rag_corpus_check.report import render
-from rag_corpus_check.report.by_slice import add_section as add_slice_section
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.confidence import means_note
 from rag_corpus_check.report.conventions import convention_lines
@@ -19,74 +18,79 @@ from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
 
 
-def _commit_link(out: Outcome, sha: str) -> str:
+def build_summary(out: Outcome, results_path: str | None = None, data: dict | None = None) -> Summary:
+    """The job summary, rendered from the results file's data ``data``
+    (:func:`results_dict` of ``out`` when not given), as the pull-request
+    comment is. From ``out`` come only what the results file deliberately
+    leaves out: the question texts (``report.show_text``), how many worst
+    questions to list, the links of the repository and the workflow run."""
+    data = results_dict(out) if data is None else data
     c = out.context
-    if c.server_url and c.repository:
-        return f"[`{sha}`]({c.server_url}/{c.repository}/commit/{sha})"
-    return f"`{sha}`"
-
-
-def build_summary(out: Outcome, results_path: str | None = None) -> Summary:
-    """The job summary. The sections :mod:`report.render` renders come from
-    the results file's data, as the pull-request comment's do."""
-    data = results_dict(out)
+    repo_url = f"{c.server_url}/{c.repository}" if c.server_url and c.repository else None
     s = Summary()
-    _head(s, out, data)
+    _head(s, data, repo_url)
     render.thresholds(s, data)
-    add_change_sections(s, out, data)  # on a pull request, what a reviewer reads first
-    add_slice_section(s, out)
+    add_change_sections(s, data)  # on a pull request, what a reviewer reads first
+    render.slices(s, data)
     render.problems(s, data)
-    add_retrieval_sections(s, out)
-    if out.evaluation is not None and out.config is not None:
-        render.means(s, data, out.config.worst, [str(m) for m in headline(out.config.k)], _question_texts(out),
-                     means_note(out))
-    if out.config:
+    add_retrieval_sections(s, data)
+    conventions = data["conventions"]
+    if data["counts"]["questions"] is not None and conventions:
+        worst_count = out.config.worst if out.config is not None else 0
+        render.means(s, data, worst_count, [str(m) for m in headline(conventions["k"])], _question_texts(out),
+                     means_note(data))
+    if conventions:
         s.heading("Conventions", 3)
-        s.bullets(convention_lines(out.config, out.level))
-    render.provenance(s, data, results_path, out.context.run_url)
+        s.bullets(convention_lines(conventions))
+    render.provenance(s, data, results_path, c.run_url)
     return s
 
 
-def _head(s: Summary, out: Outcome, data: dict) -> None:
+def _commit_link(repo_url: str | None, sha: str) -> str:
+    return f"[`{sha}`]({repo_url}/commit/{sha})" if repo_url else f"`{sha}`"
+
+
+def _head(s: Summary, data: dict, repo_url: str | None) -> None:
     """The verdict and the commit first: a green check on an old revision
     must be visible as such."""
-    checked = out.context.commit or out.context.github_sha
-    head = f"{render.ICON[out.verdict]} **rag-corpus-check: {render.TITLE[out.verdict]}**{render.title_notes(data)}"
-    head += f" · commit {_commit_link(out, checked)}" if checked else " · commit unknown (not a git checkout)"
+    checked = data["provenance"]["commit"]
+    verdict = data["verdict"]
+    head = f"{render.ICON[verdict]} **rag-corpus-check: {render.TITLE[verdict]}**{render.title_notes(data)}"
+    head += f" · commit {_commit_link(repo_url, checked)}" if checked else " · commit unknown (not a git checkout)"
     s.heading(head, 2)
-    lines = _event_lines(out, checked)
-    rules = rules_line(out, cell, lambda t: f"`{t}`")
+    lines = _event_lines(data, repo_url, checked)
+    rules = rules_line(data, cell, lambda t: f"`{t}`")
     if rules:
         lines.append(rules[0].upper() + rules[1:])
     if lines:
         s.para(" · ".join(lines))
-    if out.rules_source == OVERRIDE:
+    if data["rules_source"] == OVERRIDE:
         s.para("> [!CAUTION]\n> This pull request sets a new `rule_change_reason`: it was gated on its own config's "
                "thresholds and conventions, not the base's. Review the rule changes below before merging.")
-    _commit_notes(s, out, checked)
+    _commit_notes(s, data, checked)
 
 
-def _event_lines(out: Outcome, checked: str | None) -> list[str]:
-    c = out.context
-    if c.event_name != "pull_request" or not c.event_head_sha:
+def _event_lines(data: dict, repo_url: str | None, checked: str | None) -> list[str]:
+    prov = data["provenance"]
+    if prov["event_name"] != "pull_request" or not prov["event_head_sha"]:
         return []
-    lines = [f"PR head {_commit_link(out, c.event_head_sha)}"]
-    if c.github_sha and checked and c.github_sha != checked:
-        lines.append(f"event merge commit {_commit_link(out, c.github_sha)}")
+    lines = [f"PR head {_commit_link(repo_url, prov['event_head_sha'])}"]
+    if prov["github_sha"] and checked and prov["github_sha"] != checked:
+        lines.append(f"event merge commit {_commit_link(repo_url, prov['github_sha'])}")
     return lines
 
 
-def _commit_notes(s: Summary, out: Outcome, checked: str | None) -> None:
-    c = out.context
-    if checked and c.github_sha not in (None, checked):
+def _commit_notes(s: Summary, data: dict, checked: str | None) -> None:
+    prov = data["provenance"]
+    if checked and prov["github_sha"] not in (None, checked):
         s.para(
             "> [!WARNING]\n> The workspace `HEAD` is not the commit this workflow run was "
-            f"triggered for (`{c.github_sha}`); this result is for `{checked}`."
+            f"triggered for (`{prov['github_sha']}`); this result is for `{checked}`."
         )
-    elif checked and c.event_name == "pull_request" and c.event_head_sha not in (None, checked):
+    elif checked and prov["event_name"] == "pull_request" and prov["event_head_sha"] not in (None, checked):
         s.para("The checked commit is the merge of the PR head into its base, as `pull_request` checks out by default.")
-    if out.verdict == ERROR:
-        during = f" during **{out.stage}**" if out.stage else ""
+    if data["verdict"] == ERROR:
+        during = f" during **{data['stage']}**" if data["stage"] else ""
         s.para(f"The check could not finish because of an internal error{during}. This is a bug or an environment "
                "fault, not a problem with your files; re-run the job, and report it if it persists.")
 
