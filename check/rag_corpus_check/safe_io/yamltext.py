@@ -88,9 +88,10 @@ def _compose(text: str, display: str):
         return loader, loader.get_single_node()
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, text, display) from None
-    except ValueError:
+    except (ValueError, OverflowError):
         # The pure-Python scanner (no libyaml) turns "\U33990334" into
-        # chr(0x33990334) and fails where libyaml reports a ScannerError.
+        # chr(0x33990334) and fails where libyaml reports a ScannerError
+        # (OverflowError past 2**31 on Python 3.11 and 3.12).
         line = getattr(loader, "line", None)
         raise InputError("parse", "invalid YAML: found invalid Unicode character escape code", file=display,
                          line=line + 1 if isinstance(line, int) else None) from None
