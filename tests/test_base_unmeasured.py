@@ -11,13 +11,10 @@ warning says so. Each test plays the pull request on a real git repository.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 from conftest import ROOT, check
-from support.github import find_commands, parse_github_output
+from support.github import find_commands, run_action_step
 from support.repos import commit, edit
 
 CONFIG = ".rag-corpus-check.yml"
@@ -170,19 +167,7 @@ def test_the_action_fails_a_pull_request_whose_base_corpus_is_generated(kb, tmp_
     base = _ignored_at_base(kb, "corpus.jsonl")
     _blank_policies(kb / "corpus.jsonl")
     head = commit(kb, "a PR (the generated corpus blanks every policy)")
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"head": {"sha": head}, "base": {"sha": base}}}))
-    action = {name: str(spec.get("default", "")) for name, spec in _action_inputs().items()}
-    action.update({"base-ref": base, "summary": "false"})
-    runner = tmp_path / "runner"
-    runner.mkdir()
-    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(action), "RUNNER_TEMP": str(runner),
-           "GITHUB_OUTPUT": str(runner / "output.txt"), "GITHUB_ACTIONS": "true",
-           "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event), "GITHUB_SHA": head,
-           "GITHUB_WORKSPACE": str(kb), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    done = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "action_step.py"), "run"], cwd=kb, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    outputs = parse_github_output((runner / "output.txt").read_text(encoding="utf-8"))
+    done, outputs = run_action_step(kb, tmp_path / "runner", base, head, summary="false")
     assert done.returncode == 2, done.stdout + done.stderr
     assert outputs["verdict"] == "invalid" and outputs["exit-code"] == "2", outputs
     errors = [c.data for c in find_commands(done.stdout) if c.name == "error"]

@@ -13,6 +13,7 @@ import shutil
 import pytest
 
 from conftest import EXAMPLE, check
+from support.github import run_action_step
 from support.repos import commit, edit, git, init, plant_bare_repository, promisor_config
 
 CONFIG = ".rag-corpus-check.yml"
@@ -352,34 +353,16 @@ def test_the_committed_run_warning_is_never_cut_by_harmless_warnings(kb, tmp_pat
 def test_the_action_step_lists_the_committed_run_warning_first(kb, tmp_path):
     """The same pull request through the action's own entry point, as
     GitHub runs it on `pull_request`."""
-    import subprocess
-    import sys
-
-    import yaml
-
-    from conftest import ROOT
-
     base = _run_rewritten_under_harmless_warnings(kb)
-    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
-    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
-    inputs["base-ref"] = base
     head = git(kb, "rev-parse", "HEAD")
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"head": {"sha": head}, "base": {"sha": base}}}))
     runner = tmp_path / "runner"
-    runner.mkdir()
-    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(inputs), "RUNNER_TEMP": str(runner),
-           "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
-           "GITHUB_SHA": head, "GITHUB_OUTPUT": str(tmp_path / "output.txt"),
-           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
-    done = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "action_step.py"), "run"], cwd=kb, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    done, _ = run_action_step(kb, runner, base, head)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     annotation = _first_warning(line for line in lines if line.startswith("::"))
     assert annotation.startswith("::warning file=run.jsonl,") and TRUST_WARNING in annotation, annotation
     assert TRUST_WARNING in _first_warning(line for line in lines if not line.startswith("::"))
-    table = [row for row in (tmp_path / "summary.md").read_text().splitlines() if row.startswith("| warning |")]
+    table = [row for row in (runner / "summary.md").read_text().splitlines() if row.startswith("| warning |")]
     assert "the committed run" in table[0], table[:2]
     [results_path] = runner.glob("rag-corpus-check.*/results.json")
     results = json.loads(results_path.read_text())

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,13 +18,13 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, write
+from conftest import write
 from rag_corpus_check.commands.cli import main
 from rag_corpus_check.config.load import Threshold
 from rag_corpus_check.gate.compare import Comparison, Delta, View
 from rag_corpus_check.gate.significance import significance_gate
 from rag_corpus_check.metrics.measures import Measure
-from support.github import parse_github_output
+from support.github import run_action_step
 from support.repos import commit, git, init
 
 CONFIG = ".rag-corpus-check.yml"
@@ -172,17 +170,7 @@ def test_through_the_action_run_step_on_a_pull_request(attacked, tmp_path):
     repo, base = attacked
     _config(repo, PADDED)
     head = commit(repo, "8 answers to rank 2, and seven thresholds that are always met")
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"base": {"sha": base}, "head": {"sha": head}, "number": 1}}))
-    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
-    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
-    inputs.update({"base-ref": base, "summary": "false"})
-    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(inputs), "RUNNER_TEMP": str(tmp_path),
-           "GITHUB_OUTPUT": str(tmp_path / "output.txt"), "GITHUB_ACTIONS": "true",
-           "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event), "GITHUB_SHA": head}
-    done = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "action_step.py"), "run"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    outputs = parse_github_output((tmp_path / "output.txt").read_text(encoding="utf-8"))
+    done, outputs = run_action_step(repo, tmp_path, base, head, summary="false")
     assert outputs["rules-source"] == "base" and outputs["verdict"] == "fail", outputs
     assert done.returncode == 1, done.stdout + done.stderr
     assert "`nDCG@5` dropped -0.0984 vs base judged by the head's gold set, and the drop is significant" \

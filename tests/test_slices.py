@@ -8,18 +8,15 @@ commit, `--base`), as tests/test_yardstick.py plays its attacks.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import pytrec_eval
 import yaml
 
-from conftest import ROOT, check, write
+from conftest import check, write
 from rag_corpus_check.report.comment import RunInfo, load_results, render
-from support.github import parse_github_output
+from support.github import run_action_step
 from support.repos import commit
 
 CONFIG = ".rag-corpus-check.yml"
@@ -433,10 +430,9 @@ def named(tags: dict[str, list[str]]) -> dict:
 BILLING_REASON = "slice `billing`: `nDCG@5` is 0.1658, the threshold is 0.3"
 
 
-def test_fifty_new_slices_listed_first_do_not_push_the_base_billing_rule_out(kb, tmp_path, capsys):
-    """The attack: a PR breaks billing and lists 50 new slices (a bar of 0,
-    one question each) before `billing`. Every slice a config names is
-    measured and gated: the base's billing rule fails the PR."""
+def _fifty_slices_first(kb) -> tuple[str, str]:
+    """The attack's base (billing a slice with its own bar) and its PR (50
+    new slices listed before billing, and billing's documents withdrawn)."""
     tag(kb)
     configure(kb, BILLING)
     base = commit(kb, "base: billing is a slice with its own bar")
@@ -444,7 +440,14 @@ def test_fifty_new_slices_listed_first_do_not_push_the_base_billing_rule_out(kb,
     tag(kb, extra)
     configure(kb, {**named(extra), **BILLING})
     stale(kb, *BILLING_ONLY)
-    commit(kb, "fifty new slices first, and withdraw the documents billing needs")
+    return base, commit(kb, "fifty new slices first, and withdraw the documents billing needs")
+
+
+def test_fifty_new_slices_listed_first_do_not_push_the_base_billing_rule_out(kb, tmp_path, capsys):
+    """The attack: a PR breaks billing and lists 50 new slices (a bar of 0,
+    one question each) before `billing`. Every slice a config names is
+    measured and gated: the base's billing rule fails the PR."""
+    base, _ = _fifty_slices_first(kb)
     code, text, results, summary = check(tmp_path, capsys, "--base", base)
     assert results["rules_source"] == "base", text
     assert code == 1 and any(r.startswith(BILLING_REASON) for r in reasons(text)), text
@@ -494,27 +497,9 @@ def test_tags_no_config_names_past_the_cap_are_listed_by_name(kb, tmp_path, caps
 def test_the_action_run_step_fails_the_fifty_slice_attack(kb, tmp_path):
     """The same attack through the action's own entry point, as a
     pull_request run: the run step exits 1 naming the billing slice."""
-    tag(kb)
-    configure(kb, BILLING)
-    base = commit(kb, "base")
-    extra = many(50)
-    tag(kb, extra)
-    configure(kb, {**named(extra), **BILLING})
-    stale(kb, *BILLING_ONLY)
-    head = commit(kb, "pr")
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
-    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
-    inputs.update({"base-ref": base, "summary": "true"})
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"head": {"sha": head}, "base": {"sha": base}}}))
-    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(inputs), "RUNNER_TEMP": str(tmp_path),
-           "GITHUB_OUTPUT": str(tmp_path / "output.txt"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-           "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
-           "GITHUB_SHA": head}
-    done = subprocess.run([sys.executable, "-I", str(ROOT / "check" / "action_step.py"), "run"], cwd=kb, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    base, head = _fifty_slices_first(kb)
+    done, outputs = run_action_step(kb, tmp_path, base, head, summary="true")
     assert done.returncode == 1, done.stdout + done.stderr
-    outputs = parse_github_output((tmp_path / "output.txt").read_text(encoding="utf-8"))
     assert outputs["verdict"] == "fail", outputs
     results = json.loads(Path(outputs["results-path"]).read_text(encoding="utf-8"))
     assert results["rules_source"] == "base" and slice_of(results, "billing")["passed"] is False

@@ -143,3 +143,36 @@ def parse_github_output(text: str) -> dict:
     return result
 
 
+
+
+def run_action_step(repo, runner, base: str, head: str, **inputs: str):
+    """The action's run step (``check/action_step.py run``) as the runner
+    starts it for a pull request from ``base`` to ``head``: every input at
+    action.yml's default but ``inputs`` (``base_ref`` for ``base-ref``),
+    RUNNER_TEMP, the event, ``$GITHUB_OUTPUT`` and the step summary in
+    ``runner``. The finished process and its step outputs."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    runner = Path(runner)
+    runner.mkdir(parents=True, exist_ok=True)
+    action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
+    given = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    given.update({"base-ref": base, **{k.replace("_", "-"): v for k, v in inputs.items()}})
+    event = runner / "event.json"
+    event.write_text(json.dumps({"pull_request": {"base": {"sha": base}, "head": {"sha": head}, "number": 1}}))
+    env = {"PATH": os.environ["PATH"], "ACTION_INPUTS": json.dumps(given), "RUNNER_TEMP": str(runner),
+           "GITHUB_OUTPUT": str(runner / "output.txt"), "GITHUB_STEP_SUMMARY": str(runner / "summary.md"),
+           "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
+           "GITHUB_SHA": head, "GITHUB_WORKSPACE": str(repo), "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run([sys.executable, "-I", str(root / "check" / "action_step.py"), "run"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    output = runner / "output.txt"
+    return done, parse_github_output(output.read_text(encoding="utf-8")) if output.exists() else {}

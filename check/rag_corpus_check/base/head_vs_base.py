@@ -13,7 +13,7 @@ import os
 from rag_corpus_check.base.tree import BaseTree, open_base
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.core.text import counted, safe_text
 from rag_corpus_check.gate import rules as R
 from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
 from rag_corpus_check.gate.label_debt import Sides
@@ -156,12 +156,8 @@ def load_base_config(tree: BaseTree, config_rel: str) -> tuple[Config | None, st
         first = problems.items[0] if problems.items else None
         why = f" (first: {first.location()}: {first.message})" if first else ""
         raise InputError("base", f"the base config cannot be used: `{config_rel}` at the base commit has "
-                                 f"{_count(problems.error_count(), 'problem')}{why}", file=config_rel)
+                                 f"{counted(problems.error_count(), 'problem')}{why}", file=config_rel)
     return base_cfg, resolved
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _note(out: Outcome, text: str) -> None:
@@ -287,7 +283,7 @@ def _invalid(problems: P.Problems) -> InputError:
     first = problems.errors[0] if problems.errors else None
     where = f" (first: {first.location()}: {first.message})" if first else ""
     return InputError("invalid", f"the base's inputs are invalid at the base commit: "
-                                 f"{_count(problems.error_count(), 'problem')}{where}", file=first.file if first else None,
+                                 f"{counted(problems.error_count(), 'problem')}{where}", file=first.file if first else None,
                       line=first.line if first else None)
 
 

@@ -143,6 +143,11 @@ def odd_ids(ids: Iterable[str], known: Collection[str]) -> list[tuple[str, str]]
 _DIGITS = re.compile(r"([0-9]+)")
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless one: "1 problem", "3 questions"."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def natural_key(text: str) -> tuple[list, str]:
     """Sort key for ids as people read them: runs of digits by their value
     (q2 before q10, 1 before 10 before 100), the rest as text; ties by the

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config, SliceRule
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.core.text import natural_key, safe_text
+from rag_corpus_check.core.text import counted, natural_key, safe_text
 from rag_corpus_check.gate.budget import undefined, units
 from rag_corpus_check.gate.terms import BASE_GOLD, HEAD_GOLD, MIN_PERMUTATIONS, TOLERANCE
 from rag_corpus_check.gate.thresholds import ThresholdResult, apply_thresholds
@@ -85,7 +85,7 @@ def view_moved(v: View) -> bool:
 
 
 def questions(n: int) -> str:
-    return f"{n} question" + ("" if n == 1 else "s")
+    return counted(n, "question")
 
 
 @dataclass

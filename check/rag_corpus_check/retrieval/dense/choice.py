@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag_corpus_check.core.text import natural_key, safe_id, safe_text
+from rag_corpus_check.core.text import counted, natural_key, safe_id, safe_text
 from rag_corpus_check.retrieval.dense import SHOWN
 from rag_corpus_check.retrieval.dense.folder import Rows, Vectors
 from rag_corpus_check.retrieval.dense.trust import text_sha256
@@ -110,7 +110,7 @@ def note(chosen: Chosen, usable: Vectors | None, why: str | None, model: str, hy
 
 
 def _count(ids: list[str]) -> str:
-    return f"{len(ids)} question" + ("" if len(ids) == 1 else "s")
+    return counted(len(ids), "question")
 
 
 def _were(ids: list[str]) -> str:
