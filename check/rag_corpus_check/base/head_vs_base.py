@@ -34,6 +34,7 @@ from rag_corpus_check.pipeline.stages import (
 )
 from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
 from rag_corpus_check.retrieval.protocol import BaseQuestions
+from rag_corpus_check.retrieval.dense import MAX_SEGMENTS, SEGMENTS, STORE_FILE, folder_files
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 
 
@@ -75,12 +76,27 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
             return decide(out)
         exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    head = measure(root, cfg, out, options, also_rank)
+    supplies = _supplies(tree.root, base_cfg, cfg, out) if exported else (None, None)
+    head = measure(root, cfg, out, options, also_rank, supplies[0])
     # the head's means charged before the base is measured: over the budget, the base is not
     ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
-    comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
+    comparison = _compare(cfg, base_cfg, tree, out, head, options, supplies[1]) if ready else None
     out.gated = gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
     return decide(out)
+
+
+def _supplies(root: str, base_cfg: Config, cfg: Config, out: Outcome) -> tuple[object | None, object | None]:
+    """Dense and hybrid: where the head's and the base's vectors come from
+    (for a store: the base's store trusted, the base's endpoint — never the
+    head's — with one client for both sides, so a text is embedded once)."""
+    if not cfg.uses_vectors:
+        return None, None
+    from rag_corpus_check.pipeline.base_gold import base_supply, client_for
+    from rag_corpus_check.retrieval.dense.supply import Supply
+
+    client = client_for(base_cfg) if base_cfg.uses_vectors else None
+    head = base_supply(root, base_cfg, cfg, client)
+    return head, Supply(with_base=False, client=client)
 
 
 def _head_alone(root: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
@@ -207,11 +223,30 @@ def _export_base(tree: BaseTree, base_cfg: Config) -> None:
     if base_cfg.run is None and base_cfg.ranker.runs_command:
         raise InputError("command", "the base's config ranks with a retriever command, which the check does not "
                                     "run at the base commit (it would run the base's code)")
+    store = _export_store(tree, base_cfg)
     for rel in base_cfg.input_files:
+        if store and rel in folder_files(str(base_cfg.vectors)):
+            continue
         path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
         shown = path.replace(os.sep, "/")
         if tree.export(path, base_cfg.limits.max_file_bytes) is None:
             raise InputError("missing", f"`{safe_text(shown, 200)}` does not exist at the base commit", file=shown)
+
+
+def _export_store(tree: BaseTree, base_cfg: Config) -> bool:
+    """A store at the base (``store.json`` and every segment) copied out of
+    git; False when the base's vectors folder is no store."""
+    if not base_cfg.uses_vectors or base_cfg.vectors is None:
+        return False
+    folder = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, base_cfg.vectors)), tree.root)
+    folder = folder.replace(os.sep, "/")
+    if tree.export(f"{folder}/{STORE_FILE}", CONFIG_MAX_BYTES) is None:
+        return False
+    left = base_cfg.limits.max_file_bytes  # for the segments together, as when the store is read
+    for name in tree.files_in(f"{folder}/{SEGMENTS}", 2 * MAX_SEGMENTS):
+        if tree.export(f"{folder}/{SEGMENTS}/{name}", left) is not None:
+            left -= os.path.getsize(os.path.join(tree.root, *folder.split("/"), SEGMENTS, name))
+    return True
 
 
 def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | None:
@@ -245,11 +280,14 @@ def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
 
 
 def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs,
-             check_options: Options) -> Comparison | None:
+             check_options: Options, supply: object | None = None) -> Comparison | None:
     """Measure the base and compare; None when the base's inputs are invalid
     (an input error, or with --no-require-base a warning: :func:`_unmeasured`)."""
     base_out = Outcome(P.Problems(), Context(), config=base_cfg)
-    base = measure(tree.root, base_cfg, base_out, Options())
+    base = measure(tree.root, base_cfg, base_out, Options(), supply=supply)  # type: ignore[arg-type]
+    for failure in base_out.problems.errors:
+        if failure.kind == P.EMBEDDING:  # the endpoint failed while measuring the base: the check cannot finish
+            out.problems.add(failure.kind, failure.message + " (measuring the base)", file=failure.file)
     if base_out.evaluation is None:
         _unmeasured(out, check_options, _invalid(base_out.problems), tree.sha)
         return None
@@ -292,10 +330,17 @@ def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome
     model (none: every row is supplied, and a `trust` warning says so)."""
     if out.vectors is None:
         return
+    from rag_corpus_check.retrieval.dense import VectorTrust
     from rag_corpus_check.retrieval.dense.base_identity import vector_trust
     from rag_corpus_check.retrieval.dense.folder import Vectors
 
     assert isinstance(out.vectors, Vectors)
+    if out.vectors.from_store:  # a store: the base's vectors are used for the base's texts, whatever the PR's say
+        out.vector_trust = VectorTrust(supplied=out.vectors.supplied, differ={"documents": [], "questions": []},
+                                       base_model=base_cfg.model if base_cfg.model == cfg.model else None)
+        if out.retrieval is not None:
+            out.retrieval.info["vectors_check"] = out.vector_trust.to_json()
+        return
 
     same = base_out.vectors is not None and base_cfg.model == cfg.model
     out.vector_trust = vector_trust(out.vectors, base_out.vectors if same else None)  # type: ignore[arg-type]

@@ -115,6 +115,26 @@ class BaseTree:
             f.write(data)
         return resolved
 
+    def files_in(self, rel: str, cap: int) -> list[str]:
+        """The names of the regular files directly in the folder ``rel``
+        names at the base (none when there is no such folder); more than
+        ``cap`` entries is a limit error."""
+        found = self._walk(self.checkout.prefix + rel, rel)
+        if found is None or found[1] != "tree":
+            return []
+        res = self._git("ls-tree", "-z", "--full-tree", self.sha, "--", found[0] + "/")
+        names = []
+        for entry in res.stdout.split(b"\x00"):
+            if not entry:
+                continue
+            if len(names) >= cap:
+                raise InputError("limit", f"at the base commit `{_shown(rel)}` holds more than {cap} files",
+                                 file=_shown(rel))
+            meta, _, name = entry.partition(b"\t")
+            if meta.split(b" ")[0] in (b"100644", b"100755"):
+                names.append(posixpath.basename(name.decode("utf-8", "surrogateescape")))
+        return names
+
     def _entry(self, git_path: str) -> tuple[str, str, str] | None:
         res = self._git("ls-tree", "-z", "--full-tree", self.sha, "--", git_path)
         entry = res.stdout.split(b"\x00")[0]

@@ -24,7 +24,7 @@ from rag_corpus_check.metrics.measures import (
     parse_measure,
 )
 from rag_corpus_check.retrieval.bm25 import BM25Params, Bounds
-from rag_corpus_check.retrieval.dense import folder_files
+from rag_corpus_check.retrieval.dense import Endpoint, folder_files
 from rag_corpus_check.retrieval.protocol import Ranker
 from rag_corpus_check.retrieval.rankers import DEFAULT, RANKERS, Command
 from rag_corpus_check.safe_io import (
@@ -143,6 +143,9 @@ class Config:
     vectors: str | None = None  # dense and hybrid: the vectors folder (retrieval/dense/folder.py)
     model: str | None = None  # dense and hybrid: the embedding model, as model.json names it
     rrf_k: int = 60  # hybrid: reciprocal rank fusion's k
+    embed: tuple[str, ...] = ("text",)  # dense and hybrid: the fields a document's vector embeds
+    endpoint: Endpoint | None = None  # dense and hybrid over a store: where texts the store lacks are embedded
+    accept_pr_vectors: bool = False  # with a base: a store's PR-committed vectors are taken (on trust)
     command: list[str] | None = None
     command_timeout: float = 600.0
     rule_change_reason: str | None = None
@@ -256,6 +259,8 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
         ranker=RANKERS[ret["type"]] if "type" in ret else Command if "command" in ret else DEFAULT, bm25=_bm25(ret),
         command=ret.get("command"), command_timeout=float(ret.get("timeout", 600)),
         vectors=ret.get("vectors"), model=ret.get("model"), rrf_k=ret.get("rrf_k", 60),
+        embed=tuple(ret.get("embed", ["text"])), endpoint=_endpoint(ret.get("endpoint")),
+        accept_pr_vectors=ret.get("accept_pr_vectors", False),
         rule_change_reason=doc.get("rule_change_reason"), raw=_plain(doc),
         reason_line=line_of(doc, ["rule_change_reason"]) if "rule_change_reason" in doc else None,
     )
@@ -275,6 +280,14 @@ def _files(doc: dict, fmt: dict) -> dict:
     split = data.get("split", "test")
     return {"corpus": f"{path}/corpus.jsonl", "gold": f"{path}/qrels/{split}.tsv", "queries": f"{path}/queries.jsonl",
             "corpus_format": "beir", "gold_format": "beir"}
+
+
+def _endpoint(doc: dict | None) -> Endpoint | None:
+    if doc is None:
+        return None
+    return Endpoint(url=doc["url"], key_env=doc["key_env"], timeout=float(doc.get("timeout", 60)),
+                    batch=doc.get("batch", 64), max_texts=doc.get("max_texts", 10_000),
+                    max_tokens=doc.get("max_tokens", 5_000_000))
 
 
 def _bm25(ret: dict) -> BM25Params:
@@ -315,7 +328,7 @@ def _vector_problems(cfg: Config) -> list[tuple[str, list[str]]]:
         missing = [name for name in ("vectors", "model") if getattr(cfg, name) is None]
         return [(f"`retriever.type: {cfg.ranker.name}` needs `retriever.{name}`", ["retriever"]) for name in missing]
     return [(f"`retriever.{name}` is set but `retriever.type` is {cfg.ranker.name}; set `type: dense` or "
-             "`type: hybrid`", ["retriever", name]) for name in ("vectors", "model") if getattr(cfg, name)]
+             "`type: hybrid`", ["retriever", name]) for name in ("vectors", "model", "endpoint") if getattr(cfg, name)]
 
 
 def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> tuple[Config, bool]:

@@ -26,7 +26,8 @@ RETRIEVER = "retriever"  # the configured retriever command failed
 BASE = "base"  # the base revision given with --base cannot be read
 GIT = "git"  # the checkout itself cannot be read by git
 TRUST = "trust"  # what the gate takes on trust from the pull request, or whose rules it applies
-KINDS = (PARSE, SCHEMA, CONSISTENCY, CONFIG, PATH, LIMIT, RETRIEVER, BASE, GIT, TRUST)
+EMBEDDING = "embedding"  # the embedding endpoint failed: the check could not finish (exit 3, not the input's fault)
+KINDS = (PARSE, SCHEMA, CONSISTENCY, CONFIG, PATH, LIMIT, RETRIEVER, BASE, GIT, TRUST, EMBEDDING)
 # Never cut by the cap a file: a limit ends a file (one each), and a warning
 # about trust and rules is said once from one place of the check, never a
 # record. They are bounded by the places that add them, not by the cap.

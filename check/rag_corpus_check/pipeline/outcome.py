@@ -183,6 +183,8 @@ def verdict_of(out: Outcome, *, shard: bool = False) -> Verdict:
 
 
 def _verdict(out: Outcome) -> str:
+    if any(p.kind == P.EMBEDDING for p in out.problems.errors):
+        return ERROR  # the endpoint failed: the check could not finish (exit 3), whatever else it found
     if out.evaluation is None or out.problems.has_errors():
         return INVALID
     return FAIL if gate_reasons(out) else PASS

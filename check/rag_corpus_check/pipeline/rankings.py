@@ -17,11 +17,12 @@ from rag_corpus_check.safe_io import InputError
 COMMAND_FILE = "(retriever command output)"
 
 
-def ranker(cfg: Config, corpus: Source, root: str = ".", max_timeout: float | None = None) -> Ranker[Run]:
+def ranker(cfg: Config, corpus: Source, root: str = ".", max_timeout: float | None = None,
+           supply: object | None = None) -> Ranker[Run]:
     """The config's ranker for this check; ``max_timeout``: the caller's
-    ceiling on the command's timeout."""
+    ceiling on the command's timeout; ``supply``: a store's sources of vectors."""
     timeout = cfg.command_timeout if max_timeout is None else min(cfg.command_timeout, max_timeout)
-    job = Job(root, corpus.display, corpus.real, stored_bytes(cfg), timeout, _built, _reader(cfg))
+    job = Job(root, corpus.display, corpus.real, stored_bytes(cfg), timeout, _built, _reader(cfg), supply)
     return cfg.ranker(cfg, job)
 
 

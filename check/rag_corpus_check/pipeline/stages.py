@@ -35,6 +35,7 @@ from rag_corpus_check.safe_io import InputError, resolve_input
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
     from rag_corpus_check.gate.compare import Comparison
     from rag_corpus_check.inputs import Run
+    from rag_corpus_check.retrieval.dense.supply import Supply
     from rag_corpus_check.retrieval.protocol import BaseQuestions, Ranker
 
 
@@ -88,11 +89,15 @@ def _may_run(out: Outcome, options: Options) -> bool:
     return not problems.has_errors()
 
 
-def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None) -> Inputs:
+def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None,
+            supply: Supply | None = None) -> Inputs:
     """load → retrieve → evaluate → validate for one tree. Sets
     ``out.evaluation`` when it stands (no input error). Returns the inputs.
     ``also_rank`` (the base's questions) is ranked by the built-in retriever
-    too, into ``out.base_gold_rankings``."""
+    too, into ``out.base_gold_rankings``. ``supply``: for dense and hybrid
+    over a store, where vectors come from (default: without a base, the
+    config's own store and endpoint; with one, the PR's vectors on trust and
+    no endpoint — ``base.head_vs_base`` passes the base's)."""
     if (cfg.run is None and cfg.ranker.runs_command
             and (refusal := command_refusal(out.context, options.allow_command))):
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
@@ -105,7 +110,11 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
     if cfg.run is None:
         from rag_corpus_check.pipeline.rankings import ranker
 
-        retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
+        if supply is None and cfg.uses_vectors:
+            from rag_corpus_check.pipeline.base_gold import head_only_supply, own_supply  # numpy
+
+            supply = own_supply(cfg) if options.base is None else head_only_supply()
+        retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout, supply)
     inputs = _read(cfg, out, sources, retriever)
     _measure_inputs(cfg, out, inputs, retriever, options, also_rank)
     return inputs

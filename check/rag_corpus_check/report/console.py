@@ -5,6 +5,7 @@ Every line starts with text of our own, so untrusted ids never begin a line
 
 from __future__ import annotations
 
+from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.rules import OVERRIDE
 from rag_corpus_check.metrics.measures import headline
@@ -52,6 +53,8 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
 def _verdict_note(out: Outcome) -> list[str]:
     if out.verdict == INVALID:
         return ["  no metrics were computed: fix the input problems above"]
+    if out.verdict == ERROR and any(p.kind == P.EMBEDDING for p in out.problems.errors):
+        return ["  the embedding endpoint failed (above): the check could not finish; this is not your input"]
     if out.verdict == ERROR:
         return [f"  internal error during {out.stage or 'the check'}; this is a bug, not your input"]
     return []
@@ -79,7 +82,10 @@ def verdict_line(out: Outcome) -> str:
     advisory = " [advisory]" if out.advisory and out.verdict == FAIL else ""
     override = (" -- RULES OVERRIDDEN BY THIS PR (rules-source head-override: gated on its own config, not the "
                 "base's)") if out.rules_source == OVERRIDE else ""
-    return f"rag-corpus-check: {WORD[out.verdict]}{advisory}{override}"
+    word = WORD[out.verdict]
+    if out.verdict == ERROR and any(p.kind == P.EMBEDDING for p in out.problems.errors):
+        word = "ERROR (the embedding endpoint failed)"
+    return f"rag-corpus-check: {word}{advisory}{override}"
 
 
 def _head(out: Outcome, data: dict) -> list[str]:

@@ -89,7 +89,10 @@ def _commit_notes(s: Summary, data: dict, checked: str | None) -> None:
         )
     elif checked and prov["event_name"] == "pull_request" and prov["event_head_sha"] not in (None, checked):
         s.para("The checked commit is the merge of the PR head into its base, as `pull_request` checks out by default.")
-    if data["verdict"] == ERROR:
+    if data["verdict"] == ERROR and any(p["kind"] == "embedding" for p in data["problems"]):
+        s.para("The check could not finish: the embedding endpoint failed (see the problems). This is not a problem "
+               "with your files; re-run the job, and check the endpoint if it persists.")
+    elif data["verdict"] == ERROR:
         during = f" during **{data['stage']}**" if data["stage"] else ""
         s.para(f"The check could not finish because of an internal error{during}. This is a bug or an environment "
                "fault, not a problem with your files; re-run the job, and report it if it persists.")

@@ -44,6 +44,12 @@ class Settings(Protocol):
     @property
     def rrf_k(self) -> int: ...
     @property
+    def embed(self) -> tuple[str, ...]: ...
+    @property
+    def endpoint(self) -> Any: ...
+    @property
+    def accept_pr_vectors(self) -> bool: ...
+    @property
     def command(self) -> list[str] | None: ...
     @property
     def base_dir(self) -> str: ...
@@ -64,6 +70,7 @@ class Job(Generic[R]):
     timeout: float  # a command's timeout (the config's, capped by the caller's)
     build: Callable[[str, str, Rankings], R]  # (file, format, rankings) -> a run
     read: Callable[[str, P.Problems], R | None]  # a command's output file -> its run
+    supply: Any = None  # dense and hybrid over a store: where vectors come from (``dense.supply.Supply``)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,24 @@ if TYPE_CHECKING:  # numpy: only for dense and hybrid
 MAX_QUESTIONS_BYTES = 256 * 1024**2
 
 
+def _embedding_rules(s: Settings) -> dict:
+    """What a dense ranking embeds and where its missing vectors may come
+    from (the endpoint as URL and the key's variable name, never the key)."""
+    return {"embed": list(s.embed), "endpoint": s.endpoint.rule() if s.endpoint is not None else None,
+            "accept_pr_vectors": s.accept_pr_vectors}
+
+
+def _embedded_line(embedding: dict | None, esc) -> str:
+    """The run line's words on the texts embedded in the job."""
+    if not embedding:
+        return ""
+    if not embedding.get("host"):
+        return f"; {embedding['from_store']} vectors found in the store by text, no endpoint used"
+    return (f"; {embedding['from_store']} vectors found in the store by text, {embedding['texts']} texts embedded "
+            f"in the job by {esc(embedding['host'], 200)} ({embedding['tokens']} tokens, {embedding['requests']} "
+            "requests)")
+
+
 def _bm25_rules(s: Settings) -> dict:
     p = s.bm25
     return {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
@@ -128,13 +146,13 @@ class Dense(Ranker[R]):
         super().__init__(s, job)
         from rag_corpus_check.retrieval.dense.ranker import DenseRanker  # numpy
 
-        self.dense: DenseRanker = DenseRanker(s, job.root, job.stored)
+        self.dense: DenseRanker = DenseRanker(s, job.root, job.stored, job.supply)
 
     @classmethod
     def rules(cls, s: Settings) -> dict:
         p = s.bm25
         return {"source": "dense retrieval", "model": s.model, "vectors": s.vectors, "depth": p.depth,
-                "statuses": list(p.statuses)}
+                "statuses": list(p.statuses), **_embedding_rules(s)}
 
     @classmethod
     def line(cls, info: dict, esc, code) -> str | None:
@@ -142,8 +160,10 @@ class Dense(Ranker[R]):
 
     @staticmethod
     def _line(how: str, info: dict, esc, code) -> str:
-        return (f"Run: {how} over the committed vectors in {code(esc(info['vectors'], 200))} (model "
+        where = "the store" if info.get("embedding") else "the committed vectors"
+        line = (f"Run: {how} over {where} in {code(esc(info['vectors'], 200))} (model "
                 f"{code(esc(info['model'], 200))}; status {', '.join(info['statuses'])}; depth {info['depth']})")
+        return line + _embedded_line(info.get("embedding"), esc)
 
     def hook(self) -> DenseRanker | None:
         return self.dense
@@ -162,10 +182,18 @@ class Dense(Ranker[R]):
     def _rank_base(self, base: BaseQuestions) -> Rankings:
         return self.dense.rank_base(base, self.fused)
 
+    def rank_base(self, base: BaseQuestions, problems: P.Problems) -> Rankings | None:
+        rankings = super().rank_base(base, problems)
+        for failure in self.dense.failures:  # the endpoint failed while embedding the base's questions
+            problems.add(failure.kind, failure.message, file=failure.file)
+        return rankings
+
     def info(self) -> dict:
         s = self.s
-        return {"type": self.name, "model": s.model, "vectors": s.vectors, "depth": s.bm25.depth,
-                "statuses": list(s.bm25.statuses)}
+        out = {"type": self.name, "model": s.model, "vectors": s.vectors, "depth": s.bm25.depth,
+               "statuses": list(s.bm25.statuses)}
+        embedding = self.dense.embedding()
+        return out | ({"embed": list(s.embed), "embedding": embedding} if embedding is not None else {})
 
     @property
     def vectors(self) -> Any:
@@ -185,7 +213,7 @@ class Hybrid(Dense[R]):
     @classmethod
     def rules(cls, s: Settings) -> dict:
         return {**_bm25_rules(s), "source": "hybrid retrieval (BM25 + dense)", "model": s.model,
-                "vectors": s.vectors, "rrf_k": s.rrf_k}
+                "vectors": s.vectors, "rrf_k": s.rrf_k, **_embedding_rules(s)}
 
     @classmethod
     def line(cls, info: dict, esc, code) -> str | None:

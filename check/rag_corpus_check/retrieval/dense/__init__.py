@@ -1,16 +1,44 @@
-"""Dense and hybrid retrieval from committed vectors.
+"""Dense and hybrid retrieval from committed vectors or a store found by text.
 
 :mod:`npy` checks a ``.npy`` header before numpy reads the file,
 :mod:`folder` reads a vectors folder, :mod:`search` is the exact cosine
 search, :mod:`fusion` the reciprocal rank fusion with BM25, :mod:`trust`
 the freshness check, :mod:`base_identity` the base check, :mod:`choice` the
-vectors the base's questions are ranked with, :mod:`ranker` puts them
-together. :mod:`rankers` imports them only for a dense or hybrid ranker.
+vectors the base's questions are ranked with; :mod:`store` is the store
+found by text hash, :mod:`endpoint` embeds texts in the job, :mod:`supply`
+orders the sources of a store's vectors; :mod:`ranker` puts them together. :mod:`rankers` imports them only for a dense or hybrid ranker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """``retriever.endpoint`` as a trusted config names it."""
+
+    url: str
+    key_env: str
+    timeout: float = 60.0
+    batch: int = 64
+    max_texts: int = 10_000
+    max_tokens: int = 5_000_000
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or "?"
+
+    def rule(self) -> str:
+        """How the rules show it (never the key: only the variable's name)."""
+        return f"{self.url} (key in ${self.key_env})"
+
+
+# A store found by text (store.py): its description and its folder of segments.
+STORE_FILE = "store.json"
+SEGMENTS = "segments"
+MAX_SEGMENTS = 4096
 
 MODEL_FILE = "model.json"
 # (kind, id key) of the two row files; each is `<kind>.npy` + `<kind>.jsonl`.

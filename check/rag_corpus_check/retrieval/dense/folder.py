@@ -103,6 +103,8 @@ class Vectors:
     documents: Rows
     questions: Rows
     digests: dict[str, str] = field(default_factory=dict)  # file as shown -> sha-256
+    from_store: bool = False  # assembled from a store found by text (dense/store.py), not a folder of rows
+    supplied: dict[str, list[str]] = field(default_factory=dict)  # a store's: kind -> ids whose vector is the PR's
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,84 @@
+"""Where each vector of a check over a store (:mod:`store`) comes from, in
+this order: the **trusted** store (with a base revision the base's, read
+from the base commit; without one the config's own), then — only when the
+trusted config allows it (``retriever.accept_pr_vectors``) — the pull
+request's store (each such text listed, taken on trust), then the trusted
+config's endpoint (:mod:`endpoint`: embedded in the job, when the job holds
+the key). A text none of them has is an input error that says which and
+what to do (:func:`missing_message`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rag_corpus_check.retrieval.dense.endpoint import Client
+from rag_corpus_check.retrieval.dense.store import Store
+
+
+@dataclass
+class Supply:
+    """A check's sources of vectors (see the module's docstring)."""
+
+    with_base: bool  # a base revision was given: the trusted store is the base's, and the PR's is data
+    trusted: Store | None = None  # with a base: the base's store (None: the base has none of this model)
+    accept_pr: bool = False  # the trusted config takes the PR's vectors of texts the trusted store lacks
+    client: Client | None = None  # the trusted config's endpoint, with the key
+    no_client: str = ""  # why there is no client, in words (for the missing-vector message)
+    note: str | None = None  # a note for the output (e.g. the base's store was not usable)
+
+
+@dataclass
+class Found:
+    """The vectors of one kind's texts, and where each came from."""
+
+    matrix: np.ndarray
+    stored: int = 0  # rows found in a trusted store
+    embedded: int = 0  # rows whose text was embedded in the job
+    from_pr: list[str] = field(default_factory=list)  # ids whose vector is the PR's (taken on trust)
+    missing: list[str] = field(default_factory=list)  # ids with no vector anywhere
+
+
+def gather(ids: list[str], digests: bytes | bytearray, sources: list[Store], got: dict[bytes, np.ndarray],
+           dims: int, pr: Store | None) -> Found:
+    """Row ``i``: the vector of ``ids[i]``'s text (``digests`` 32 bytes each)
+    from the first source that has it: the trusted ``sources``, ``got``
+    (embedded in the job), then ``pr``; zeros where none has."""
+    matrix = np.zeros((len(ids), dims), dtype=np.float32)
+    out = Found(matrix)
+    for i, key in enumerate(ids):
+        d = bytes(digests[32 * i:32 * i + 32])
+        vector = _stored(d, sources)
+        if vector is not None:
+            out.stored += 1
+        elif d in got:
+            vector = got[d]
+            out.embedded += 1
+        elif pr is not None and d in pr:
+            vector = pr.vector(d)
+            out.from_pr.append(key)
+        if vector is None:
+            out.missing.append(key)
+        else:
+            matrix[i] = vector
+    return out
+
+
+def _stored(d: bytes, sources: list[Store]) -> np.ndarray | None:
+    for store in sources:
+        if d in store:
+            return store.vector(d)
+    return None
+
+
+def missing_message(n: int, folder: str, supply: Supply, key_env: str | None) -> str:
+    """What to do about ``n`` texts without a vector."""
+    ways = [f"run `rag-corpus-check embed` on the default branch (it adds them to `{folder}`)"]
+    if key_env:
+        ways.insert(0, f"give this job the key in ${key_env} (a pull request from a fork gets no secrets)")
+    if supply.with_base:
+        ways.append("or let the base's config take the vectors a PR commits (`retriever.accept_pr_vectors: "
+                    "true`, taken on trust), then commit them with `rag-corpus-check embed` on the branch")
+    return (f"{n} texts have no vector in the store `{folder}`{' (' + supply.no_client + ')' if supply.no_client else ''}"
+            f": {'; '.join(ways)}")
