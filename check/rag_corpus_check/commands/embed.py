@@ -27,6 +27,7 @@ from rag_corpus_check.inputs import read_inputs, where
 from rag_corpus_check.pipeline.context import logical_path
 from rag_corpus_check.pipeline.rankings import _corpus_where as corpus_where
 from rag_corpus_check.pipeline.stages import gold_sources, input_sources
+from rag_corpus_check.retrieval.dense import embedded_text
 from rag_corpus_check.retrieval.dense.trust import text_sha256
 from rag_corpus_check.safe_io import InputError
 
@@ -57,6 +58,13 @@ def build_embed_parser() -> argparse.ArgumentParser:
                    help="the embedding command, as one shell-quoted string run without a shell: it reads "
                    '{"id", "kind", "text"} lines from {input} (else stdin) and writes one JSON array of '
                    "numbers per line, in order, to {output} (else stdout)")
+    p.add_argument("--endpoint", action="store_true",
+                   help="a store only: embed through the config's `retriever.endpoint` (its key read from the "
+                   "variable `key_env` names)")
+    p.add_argument("--compact", action="store_true",
+                   help="a store only: rewrite it as one segment of the texts still ranked (on the default branch)")
+    p.add_argument("--store", action="store_true",
+                   help="with --init: make a store found by text (store.json + segments/) instead of a folder of rows")
     p.add_argument("--init", action="store_true", help="make a new folder (needs --model, --dimensions)")
     p.add_argument("--model", help="with --init: the model's name; must be the config's `retriever.model`")
     p.add_argument("--dimensions", type=int, help="with --init: the length of every vector")
@@ -112,6 +120,14 @@ def _embed(args) -> int:
         raise InputError("config", refusal)
     root = logical_path(args.root)
     cfg = _config(root, logical_path(args.config))
+    from rag_corpus_check.retrieval.dense.store import is_store  # numpy
+
+    assert cfg.vectors is not None
+    if is_store(root, cfg.base_dir, cfg.vectors) or (args.init and args.store):
+        return _embed_store(root, cfg, args)
+    if args.endpoint or args.compact or args.store:
+        raise InputError("config", "--endpoint, --compact and --store are for a store found by text (a folder "
+                         "with store.json); make one with --init --store", file=cfg.path_display)
     from rag_corpus_check.commands import vectors_refresh as refresh  # numpy
 
     folder = refresh.open_folder(root, cfg, args)
@@ -125,6 +141,23 @@ def _embed(args) -> int:
     print(f"rag-corpus-check embed: embedded {done} texts, dropped {dropped} rows; wrote "
           f"{safe_text(cfg.vectors, 200)} ({sum(len(t.ids) for t in tables)} rows)")
     return 0
+
+
+def _embed_store(root: str, cfg: Config, args) -> int:
+    from rag_corpus_check.commands import store_refresh
+    from rag_corpus_check.retrieval.dense.store import digest
+
+    real, store = store_refresh.open_store(root, cfg, args)
+    wanted = store_refresh.Wanted()
+
+    def known(kind: str, key: str, text: str) -> bool:
+        d = digest(text)
+        wanted.texts.setdefault(d, text)
+        wanted.kinds.setdefault(d, kind[:-1])
+        return True
+
+    read_texts(root, cfg, known, by_text=True)
+    return store_refresh.refresh(real, store, cfg, wanted, args)
 
 
 def _dry(todo: int, dropped: int, given: bool) -> int:
@@ -157,26 +190,29 @@ class Texts:
     texts: dict[tuple[str, str], str] = field(default_factory=dict)  # only those without a current row
     where: dict[str, Callable[[str], tuple[str, int | None]]] = field(default_factory=dict)
 
+    by_text: bool = False  # ``known`` is given the text (a store), not its sha-256
+
     def add(self, kind: str, key: str, text: str, known: Callable[[str, str, str], bool]) -> None:
         digest = self.current[kind][key] = text_sha256(text)
         self.wanted[kind].append(key)
-        if not known(kind, key, digest):
+        if not known(kind, key, text if self.by_text else digest):
             self.texts[(kind, key)] = text
 
 
-def read_texts(root: str, cfg: Config, known: Callable[[str, str, str], bool]) -> Texts:
-    """Every corpus record (its text's hash; a served one's text when it has
-    no current row) and every gold question."""
-    problems, out = P.Problems(), Texts()
+def read_texts(root: str, cfg: Config, known: Callable[[str, str, str], bool], by_text: bool = False) -> Texts:
+    """Every corpus record (its embedded text's hash, ``retriever.embed``; a
+    served one's text when it has no current row) and every gold question."""
+    problems, out = P.Problems(), Texts(by_text=by_text)
     found = input_sources(root, cfg, problems)
     if found is None:
         raise Invalid(problems)
 
     def on_doc(doc_id: str, rec: dict) -> None:
+        text = embedded_text(rec, cfg.embed)
         if rec.get("status", "active") in cfg.bm25.statuses:
-            out.add("documents", doc_id, rec["text"], known)
+            out.add("documents", doc_id, text, known)
         else:
-            out.current["documents"][doc_id] = text_sha256(rec["text"])
+            out.current["documents"][doc_id] = text_sha256(text)
 
     inputs = read_inputs(found["corpus"], gold_sources(found), None, cfg.limits, problems, on_doc=on_doc,
                          queries=found.get("queries"))

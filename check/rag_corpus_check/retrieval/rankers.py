@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.progress import current as current_progress
+from rag_corpus_check.core.text import counted
 from rag_corpus_check.retrieval.bm25 import BM25Index, Budget
 from rag_corpus_check.retrieval.protocol import (
     BaseQuestions,
@@ -51,11 +52,13 @@ def _embedded_line(embedding: dict | None, esc) -> str:
     """The run line's words on the texts embedded in the job."""
     if not embedding:
         return ""
+    found = f"; {counted(embedding['from_store'], 'vector')} found in the store by text"
+    if embedding.get("from_pr"):
+        found += f", {embedding['from_pr']} taken from this PR's store (on trust)"
     if not embedding.get("host"):
-        return f"; {embedding['from_store']} vectors found in the store by text, no endpoint used"
-    return (f"; {embedding['from_store']} vectors found in the store by text, {embedding['texts']} texts embedded "
-            f"in the job by {esc(embedding['host'], 200)} ({embedding['tokens']} tokens, {embedding['requests']} "
-            "requests)")
+        return found + ", none embedded in the job (no endpoint key)"
+    return (f"{found}, {counted(embedding['texts'], 'text')} embedded in the job by {esc(embedding['host'], 200)} "
+            f"({counted(embedding['tokens'], 'token')}, {counted(embedding['requests'], 'request')})")
 
 
 def _bm25_rules(s: Settings) -> dict:

@@ -40,6 +40,15 @@ STORE_FILE = "store.json"
 SEGMENTS = "segments"
 MAX_SEGMENTS = 4096
 
+EMBED_FIELDS = ("title", "text")
+
+
+def embedded_text(rec: dict, fields: tuple[str, ...]) -> str:
+    """What a corpus record's vector embeds (``retriever.embed``): the values
+    of ``fields`` it has (non-empty), joined by a newline."""
+    return "\n".join(value for value in (rec.get(name) for name in fields) if isinstance(value, str) and value)
+
+
 MODEL_FILE = "model.json"
 # (kind, id key) of the two row files; each is `<kind>.npy` + `<kind>.jsonl`.
 DOCUMENTS = ("documents", "id")

@@ -18,13 +18,13 @@ import numpy as np
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.retrieval.bm25 import allowed_work
-from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS, STORE_FILE, folder_files
+from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS, STORE_FILE, embedded_text, folder_files
 from rag_corpus_check.core.text import counted, natural_key
 from rag_corpus_check.retrieval.dense.choice import question_vectors
 from rag_corpus_check.retrieval.dense.endpoint import EndpointError
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch
-from rag_corpus_check.retrieval.dense.store import Store, embedded_text, is_store, read_store
+from rag_corpus_check.retrieval.dense.store import Store, is_store, read_store
 from rag_corpus_check.retrieval.dense.supply import Found, Supply, gather, missing_message
 from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_digest
 from rag_corpus_check.retrieval.protocol import BaseQuestions, Questions, Settings, Where

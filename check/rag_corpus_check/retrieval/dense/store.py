@@ -9,7 +9,7 @@ Layout::
 
 A row's ``sha256`` is the sha-256 of the UTF-8 text it embeds: for a corpus
 record the values of the ``embed`` fields it has, joined by a newline
-(:func:`embedded_text`); for a question its text. Vectors are looked up by
+(``dense.embedded_text``); for a question its text. Vectors are looked up by
 that hash only, never by a record's id, so a moved, renamed or duplicated
 text finds its vector. A segment's name is the first 16 hex digits of the
 sha-256 of its two files' bytes (:func:`write_segment`): segments are only
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.retrieval.dense import MAX_SEGMENTS, SEGMENTS, STORE_FILE
+from rag_corpus_check.retrieval.dense import EMBED_FIELDS, MAX_SEGMENTS, SEGMENTS, STORE_FILE
 from rag_corpus_check.retrieval.dense.folder import MAX_DIMENSIONS
 from rag_corpus_check.retrieval.dense.npy import bad_row, load
 from rag_corpus_check.safe_io import (
@@ -50,14 +50,8 @@ from rag_corpus_check.safe_io import (
     sha256_file,
 )
 
-EMBED_FIELDS = ("title", "text")
 _NAME = re.compile(r"[0-9a-f]{16}\.(?:jsonl|npy)\Z")
 _HEX = re.compile(r"[0-9a-f]{64}\Z")
-
-
-def embedded_text(rec: dict, fields: tuple[str, ...]) -> str:
-    """What a corpus record's vector embeds: its ``fields`` it has (non-empty), joined by a newline."""
-    return "\n".join(value for value in (rec.get(name) for name in fields) if isinstance(value, str) and value)
 
 
 def digest(text: str) -> bytes:

@@ -74,11 +74,12 @@ def _stored(d: bytes, sources: list[Store]) -> np.ndarray | None:
 
 def missing_message(n: int, folder: str, supply: Supply, key_env: str | None) -> str:
     """What to do about ``n`` texts without a vector."""
-    ways = [f"run `rag-corpus-check embed` on the default branch (it adds them to `{folder}`)"]
+    ways = [f"run `rag-corpus-check embed --endpoint` where the key is (it adds them to `{folder}`)"]
     if key_env:
-        ways.insert(0, f"give this job the key in ${key_env} (a pull request from a fork gets no secrets)")
+        ways.insert(0, f"give this job the key in ${key_env} (a fork's pull request gets no secrets)")
     if supply.with_base:
-        ways.append("or let the base's config take the vectors a PR commits (`retriever.accept_pr_vectors: "
-                    "true`, taken on trust), then commit them with `rag-corpus-check embed` on the branch")
-    return (f"{n} texts have no vector in the store `{folder}`{' (' + supply.no_client + ')' if supply.no_client else ''}"
-            f": {'; '.join(ways)}")
+        ways.append("or set `retriever.accept_pr_vectors: true` in the base's config to take the vectors a "
+                    "PR commits (on trust)")
+    why = f" ({supply.no_client})" if supply.no_client else ""
+    texts = "1 text has" if n == 1 else f"{n} texts have"
+    return f"{texts} no vector in the store `{folder}`{why}: {'; '.join(ways)}"
