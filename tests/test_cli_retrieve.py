@@ -182,6 +182,21 @@ print("leaked:" + ",".join(leaked))
     assert results["run_source"]["stdout_tail"].strip().endswith("leaked:")
 
 
+def test_command_sees_no_embedding_key(repo, run_cli, monkeypatch):
+    """The key a workflow passes for `retriever.endpoint` (any name: `key_env`
+    is the config's) is no business of the team's retriever command."""
+    monkeypatch.setenv("EMBEDDING_API_KEY", "canary-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "canary-key")
+    monkeypatch.setenv("DB_PASSWORD", "canary-key")
+    script = GOOD.replace('print("::error::injected from the retriever")', """
+import os
+print("leaked:" + ",".join(sorted(k for k, v in os.environ.items() if v == "canary-key")))
+""")
+    _command_repo(repo, script)
+    code, out, err, results, summary = run_cli("--no-github", ALLOW)
+    assert results["run_source"]["stdout_tail"].strip().endswith("leaked:"), results["run_source"]["stdout_tail"]
+
+
 def test_command_needs_the_callers_opt_in(repo, run_cli, tmp_path, monkeypatch):
     marker = tmp_path / "ran"
     _command_repo(repo, f"open({str(marker)!r}, 'w').write('x')\n")

@@ -42,6 +42,9 @@ REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
 # its tokens, and the action's inputs.
 _HIDDEN_PREFIXES = ("ACTIONS_", "INPUT_", "GITHUB_")
 _KEPT_GITHUB = ("GITHUB_ACTIONS", "GITHUB_WORKSPACE", "GITHUB_SHA", "GITHUB_REF", "GITHUB_REPOSITORY")
+# Names of variables that hold credentials (an embedding endpoint's key
+# variable must be named with one: `retriever.endpoint.key_env`).
+_SECRET_WORDS = ("TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL")
 
 
 def command_environment(environ=None) -> dict[str, str]:
@@ -50,7 +53,7 @@ def command_environment(environ=None) -> dict[str, str]:
     for k, v in environ.items():
         if k.startswith(_HIDDEN_PREFIXES) and k not in _KEPT_GITHUB:
             continue
-        if "TOKEN" in k.upper() or "SECRET" in k.upper():
+        if any(word in k.upper() for word in _SECRET_WORDS):
             continue
         env[k] = v
     return env
