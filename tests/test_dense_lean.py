@@ -53,6 +53,8 @@ def test_an_unusual_corpus_is_read_exactly_with_the_same_lines(kb, tmp_path, cap
 
 
 class _Config:
+    vectors, base_dir, embed = "vectors", ".", ("text",)  # no store.json there: the committed-vectors layout
+
     class bm25:
         statuses = ("active",)
 
@@ -63,7 +65,9 @@ def test_the_ranker_keeps_an_id_and_32_bytes_per_served_record():
                (("id", "c"), ("text", "z"))]
     ranker.block(1, records)
     assert ranker.ids == ["a", "c"] and bytes(ranker.digests) == text_digest("x" * 10_000) + text_digest("z")
-    assert set(vars(ranker)) == {"cfg", "root", "stored", "ids", "digests", "vectors"}  # no text is kept
+    assert set(vars(ranker)) == {"cfg", "root", "stored", "supply", "ids", "digests", "vectors", "sources", "pending",
+                                 "failures", "counts"}
+    assert ranker.pending == {}  # no text is kept (a store keeps the texts it lacks, to embed them)
     ranker.clear()
     assert ranker.ids == [] and not ranker.digests
     ranker.add("d", {"id": "d", "text": "w"})

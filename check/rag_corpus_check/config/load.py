@@ -24,7 +24,7 @@ from rag_corpus_check.metrics.measures import (
     parse_measure,
 )
 from rag_corpus_check.retrieval.bm25 import BM25Params, Bounds
-from rag_corpus_check.retrieval.dense import Endpoint, folder_files
+from rag_corpus_check.retrieval.dense import Endpoint, folder_files, url_problem
 from rag_corpus_check.retrieval.protocol import Ranker
 from rag_corpus_check.retrieval.rankers import DEFAULT, RANKERS, Command
 from rag_corpus_check.safe_io import (
@@ -326,7 +326,9 @@ def _vector_problems(cfg: Config) -> list[tuple[str, list[str]]]:
     """`vectors` and `model` go with (and only with) dense and hybrid."""
     if cfg.ranker.needs_vectors:
         missing = [name for name in ("vectors", "model") if getattr(cfg, name) is None]
-        return [(f"`retriever.type: {cfg.ranker.name}` needs `retriever.{name}`", ["retriever"]) for name in missing]
+        found = [(f"`retriever.type: {cfg.ranker.name}` needs `retriever.{name}`", ["retriever"]) for name in missing]
+        why = url_problem(cfg.endpoint.url) if cfg.endpoint is not None else None
+        return found + ([(f"`retriever.endpoint.url` {why}", ["retriever", "endpoint", "url"])] if why else [])
     return [(f"`retriever.{name}` is set but `retriever.type` is {cfg.ranker.name}; set `type: dense` or "
              "`type: hybrid`", ["retriever", name]) for name in ("vectors", "model", "endpoint") if getattr(cfg, name)]
 

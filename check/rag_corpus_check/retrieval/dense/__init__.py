@@ -11,6 +11,7 @@ orders the sources of a store's vectors; :mod:`ranker` puts them together. :mod:
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -33,6 +34,32 @@ class Endpoint:
     def rule(self) -> str:
         """How the rules show it (never the key: only the variable's name)."""
         return f"{self.url} (key in ${self.key_env})"
+
+
+def url_problem(url: str) -> str | None:
+    """Why the key must not go to ``url``, or None."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        return "is not a URL"
+    if parts.username or parts.password:
+        return "must not hold a user or password (the key comes from `key_env`)"
+    if not host:
+        return "has no host"
+    if parts.scheme == "https" or (parts.scheme == "http" and loopback(host)):
+        return None
+    return "must be https:// (plain http:// only to a loopback address, for a local server)"
+
+
+def loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 # A store found by text (store.py): its description and its folder of segments.

@@ -21,7 +21,6 @@ connection, waiting :data:`BACKOFF` seconds doubled each time (a
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import math
 import socket
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from http.client import HTTPException
 from urllib.parse import urlsplit
 
-from rag_corpus_check.retrieval.dense import Endpoint
+from rag_corpus_check.retrieval.dense import Endpoint, loopback, url_problem
 
 import numpy as np
 
@@ -51,32 +50,6 @@ class EndpointError(Exception):
     def __init__(self, kind: str, message: str):
         super().__init__(message)
         self.kind, self.message = kind, message
-
-
-def url_problem(url: str) -> str | None:
-    """Why the key must not go to ``url``, or None."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError:
-        return "is not a URL"
-    if parts.username or parts.password:
-        return "must not hold a user or password (the key comes from `key_env`)"
-    if not host:
-        return "has no host"
-    if parts.scheme == "https" or (parts.scheme == "http" and loopback(host)):
-        return None
-    return "must be https:// (plain http:// only to a loopback address, for a local server)"
-
-
-def loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
