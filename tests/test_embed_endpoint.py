@@ -14,8 +14,8 @@ from support.embed_server import DIMENSIONS, MODEL, EmbedServer, embed_texts
 
 pytest.importorskip("static_model", reason="tokenlearn-static-model (the test extra, Linux x86-64) is not installed")
 
-from rag_corpus_check.retrieval.dense import Endpoint  # noqa: E402
-from rag_corpus_check.retrieval.dense.endpoint import ATTEMPTS, Client, EndpointError, url_problem  # noqa: E402
+from rag_corpus_check.retrieval.dense import Endpoint
+from rag_corpus_check.retrieval.dense.endpoint import ATTEMPTS, Client, EndpointError, url_problem
 
 KEY = "sk-test-0123456789abcdef"
 TEXTS = ["Deleted backups are kept for 30 days.", "How do I reset my password?", "Invoices are sent monthly."]

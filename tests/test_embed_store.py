@@ -20,7 +20,7 @@ from support.repos import commit, git
 
 pytest.importorskip("static_model", reason="tokenlearn-static-model (the test extra, Linux x86-64) is not installed")
 
-from rag_corpus_check.commands.cli import main  # noqa: E402
+from rag_corpus_check.commands.cli import main
 
 CONFIG = ".rag-corpus-check.yml"
 KEY_ENV = "EMBEDDING_API_KEY"

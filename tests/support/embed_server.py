@@ -49,7 +49,7 @@ class EmbedServer:
             def log_message(self, *args) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 server.handle(self)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

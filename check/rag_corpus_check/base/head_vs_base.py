@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from rag_corpus_check.base.tree import BaseTree, open_base
 from rag_corpus_check.config.load import Config, load_config
@@ -33,9 +34,12 @@ from rag_corpus_check.pipeline.stages import (
     measure,
 )
 from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
-from rag_corpus_check.retrieval.protocol import BaseQuestions
 from rag_corpus_check.retrieval.dense import MAX_SEGMENTS, SEGMENTS, STORE_FILE, folder_files
+from rag_corpus_check.retrieval.protocol import BaseQuestions
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
+
+if TYPE_CHECKING:  # numpy: only for dense and hybrid
+    from rag_corpus_check.retrieval.dense.supply import Supply
 
 
 def check_with_base(root: str, config_path: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
@@ -76,7 +80,7 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
             return decide(out)
         exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    supplies = _supplies(tree.root, base_cfg, cfg, out) if exported else (None, None)
+    supplies = _supplies(tree.root, base_cfg, cfg) if exported else (None, None)
     head = measure(root, cfg, out, options, also_rank, supplies[0])
     # the head's means charged before the base is measured: over the budget, the base is not
     ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
@@ -85,7 +89,7 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
     return decide(out)
 
 
-def _supplies(root: str, base_cfg: Config, cfg: Config, out: Outcome) -> tuple[object | None, object | None]:
+def _supplies(root: str, base_cfg: Config, cfg: Config) -> tuple[Supply | None, Supply | None]:
     """Dense and hybrid: where the head's and the base's vectors come from
     (for a store: the base's store trusted, the base's endpoint — never the
     head's — with one client for both sides, so a text is embedded once)."""
@@ -280,11 +284,11 @@ def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
 
 
 def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs,
-             check_options: Options, supply: object | None = None) -> Comparison | None:
+             check_options: Options, supply: Supply | None = None) -> Comparison | None:
     """Measure the base and compare; None when the base's inputs are invalid
     (an input error, or with --no-require-base a warning: :func:`_unmeasured`)."""
     base_out = Outcome(P.Problems(), Context(), config=base_cfg)
-    base = measure(tree.root, base_cfg, base_out, Options(), supply=supply)  # type: ignore[arg-type]
+    base = measure(tree.root, base_cfg, base_out, Options(), supply=supply)
     for failure in base_out.problems.errors:
         if failure.kind == P.EMBEDDING:  # the endpoint failed while measuring the base: the check cannot finish
             out.problems.add(failure.kind, failure.message + " (measuring the base)", file=failure.file)

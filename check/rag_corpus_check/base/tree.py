@@ -123,7 +123,7 @@ class BaseTree:
         if found is None or found[1] != "tree":
             return []
         res = self._git("ls-tree", "-z", "--full-tree", self.sha, "--", found[0] + "/")
-        names = []
+        names: list[str] = []
         for entry in res.stdout.split(b"\x00"):
             if not entry:
                 continue

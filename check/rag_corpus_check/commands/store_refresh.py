@@ -20,7 +20,14 @@ from rag_corpus_check.retrieval.dense.embed_run import embed as run_command
 from rag_corpus_check.retrieval.dense.embed_run import usable
 from rag_corpus_check.retrieval.dense.endpoint import Client, EndpointError
 from rag_corpus_check.retrieval.dense.folder import MAX_DIMENSIONS
-from rag_corpus_check.retrieval.dense.store import Store, StoreInfo, compact, init_store, read_store, write_segment
+from rag_corpus_check.retrieval.dense.store import (
+    Store,
+    StoreInfo,
+    compact,
+    init_store,
+    read_store,
+    write_segment,
+)
 from rag_corpus_check.safe_io import InputError
 
 

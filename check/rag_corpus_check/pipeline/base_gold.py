@@ -85,7 +85,7 @@ def base_supply(root: str, base_cfg: Config, cfg: Config, client: Client | None)
 
 
 def _base_store(root: str, base_cfg: Config, cfg: Config) -> tuple[Store | None, str | None]:
-    if not base_cfg.uses_vectors or base_cfg.vectors is None or base_cfg.model != cfg.model:
+    if not base_cfg.uses_vectors or base_cfg.vectors is None or base_cfg.model is None or base_cfg.model != cfg.model:
         return None, "the base has no vectors of this model"
     if tuple(base_cfg.embed) != tuple(cfg.embed):
         return None, "the base's vectors embed other fields"

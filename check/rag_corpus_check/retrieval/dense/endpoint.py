@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from http.client import HTTPException
 from urllib.parse import urlsplit
 
-from rag_corpus_check.retrieval.dense import Endpoint, loopback, url_problem
-
 import numpy as np
+
+from rag_corpus_check.retrieval.dense import Endpoint, loopback, url_problem
 
 ATTEMPTS = 4
 BACKOFF = 1.0
@@ -141,7 +141,7 @@ class Client:
             exc.close()
             self._status(exc.code, exc.headers)
             raise AssertionError("unreachable") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise _Retry(f"no answer within {self.endpoint.timeout:g} s") from None
         except (urllib.error.URLError, HTTPException, OSError) as exc:
             reason = getattr(exc, "reason", exc)

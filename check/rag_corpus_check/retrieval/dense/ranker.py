@@ -16,10 +16,15 @@ from operator import itemgetter, methodcaller
 import numpy as np
 
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.core.text import counted, natural_key, safe_text
 from rag_corpus_check.retrieval.bm25 import allowed_work
-from rag_corpus_check.retrieval.dense import DOCUMENTS, QUESTIONS, STORE_FILE, embedded_text, folder_files
-from rag_corpus_check.core.text import counted, natural_key
+from rag_corpus_check.retrieval.dense import (
+    DOCUMENTS,
+    QUESTIONS,
+    STORE_FILE,
+    embedded_text,
+    folder_files,
+)
 from rag_corpus_check.retrieval.dense.choice import question_vectors
 from rag_corpus_check.retrieval.dense.endpoint import EndpointError
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
@@ -260,7 +265,7 @@ class DenseRanker:
         if found.missing:
             why = "" if embedded else " (the endpoint failed)"
             base.note += f"; {counted(len(found.missing), 'question')} of the base had no vector and no ranking{why}"
-        if not ranked:
+        if not ranked or self.vectors is None:
             return {}
         rankings = self._search(self.vectors).rank(found.matrix[ranked].astype(np.float64), self.cfg.bm25.depth)
         return {qids[i]: r for i, r in zip(ranked, rankings, strict=True)}
