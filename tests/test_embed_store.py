@@ -260,3 +260,22 @@ def test_the_store_is_bounded_in_bytes(kb, tmp_path, capsys, monkeypatch):
     code, text, _, _ = check(tmp_path, capsys)
     assert code == 2 and "the store's segments are over `limits.max_file_bytes` (20000) together" in text, text
     assert os.path.exists(kb / "store" / "store.json")
+
+
+def test_a_pr_cannot_allow_its_own_vectors(kb, tmp_path, capsys, monkeypatch):
+    """`accept_pr_vectors` is read from the base's config: a PR that sets it
+    (with its vector committed, no key in the job) neither passes nor has its
+    vector used, and the change is listed as a rule change."""
+    with EmbedServer() as server:
+        base = base_with_store(kb, capsys, monkeypatch, server)
+        add_doc(kb, NEW_DOC)
+        monkeypatch.setenv(KEY_ENV, KEY)
+        assert embed(capsys, "--endpoint")[0] == 0
+        monkeypatch.delenv(KEY_ENV)
+        cfg = yaml.safe_load((kb / CONFIG).read_text())
+        cfg["retriever"]["accept_pr_vectors"] = True
+        (kb / CONFIG).write_text(yaml.safe_dump(cfg, sort_keys=False))
+        commit(kb, "head: take my vectors")
+        code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 2 and "1 text has no vector in the store `store`" in text, text
+    assert not any(p["kind"] == "trust" and "supplied" in p["message"] for p in results["problems"])
