@@ -279,3 +279,31 @@ def test_a_pr_cannot_allow_its_own_vectors(kb, tmp_path, capsys, monkeypatch):
         code, text, results, _ = check(tmp_path, capsys, "--base", base)
     assert code == 2 and "1 text has no vector in the store `store`" in text, text
     assert not any(p["kind"] == "trust" and "supplied" in p["message"] for p in results["problems"])
+
+
+def test_a_pr_that_turns_committed_vectors_into_a_store_keeps_the_bases_vectors(kb, tmp_path, capsys):
+    """The committed-vectors layout at the base is read as a store by text:
+    a PR that migrates the folder embeds nothing and changes no vector."""
+    from support.vectors import MODEL as TEST_MODEL
+    from support.vectors import dense_config, embed_kb
+
+    from rag_corpus_check.retrieval.dense.store import StoreInfo, init_store, write_segment
+
+    embed_kb(kb)
+    dense_config(kb)
+    base = commit(kb, "base: committed vectors")
+    _, _, before, _ = check(tmp_path / "a", capsys, "--base", base)
+    folder = kb / "vectors"
+    keys, rows = [], []
+    for kind in ("documents", "questions"):
+        keys += [bytes.fromhex(json.loads(line)["sha256"]) for line in (folder / f"{kind}.jsonl").read_text().splitlines()]
+        rows.append(np.load(folder / f"{kind}.npy"))
+    for name in ("model.json", "documents.npy", "documents.jsonl", "questions.npy", "questions.jsonl"):
+        (folder / name).unlink()
+    init_store(str(folder), StoreInfo(TEST_MODEL, 16, ("text",)))
+    write_segment(str(folder), keys, -np.concatenate(rows))  # even every vector turned around: the base's are used
+    commit(kb, "head: the folder as a store")
+    code, text, after, _ = check(tmp_path / "b", capsys, "--base", base)
+    assert code == 0, text
+    assert after["per_question"] == before["per_question"]
+    assert after["run_source"]["embedding"]["from_store"] == 41 and after["run_source"]["embedding"]["texts"] == 0
