@@ -165,11 +165,18 @@ def main() -> None:
     p.add_argument("--questions", type=int, default=200)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--data", help="an existing folder from an earlier run (else a new temporary one)")
+    p.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
-    server = Server(args.dims)
     folder = args.data or tempfile.mkdtemp(prefix="rag-store-bench-")
+    if args.generate:
+        return generate(folder, args.docs, args.new, args.dims, args.questions, "http://127.0.0.1:9/")
     if not os.path.exists(os.path.join(folder, "store", "config.yml")):
-        generate(folder, args.docs, args.new, args.dims, args.questions, server.url)
+        # In a process of its own: a child's peak RSS starts from its parent's at fork (Linux keeps
+        # it across exec), so the measuring process must stay small.
+        subprocess.run([sys.executable, __file__, "--generate", "--data", folder, "--docs", str(args.docs),
+                        "--new", str(args.new), "--dims", str(args.dims), "--questions", str(args.questions)],
+                       check=True)
+    server = Server(args.dims)
     _store_config(os.path.join(folder, "store"), server.url)  # this run's port
     runs: dict[str, list[tuple[float, int, str]]] = {"committed": [], "store": []}
     requests = []

@@ -225,6 +225,7 @@ def test_an_endpoint_that_fails_is_exit_3_naming_the_host(kb, tmp_path, capsys, 
     ("dims", "rows have 63 dimensions, but store.json says 64"),
     ("stray", "is no segment file"),
     ("unpaired", "has no .npy file; a segment is a pair"),
+    ("badline", ':4: each line must be {"sha256": "<64 lowercase hex digits>"}'),
 ])
 def test_a_hostile_store_is_an_input_error(kb, tmp_path, capsys, monkeypatch, attack, words):
     with EmbedServer() as server:
@@ -239,6 +240,11 @@ def test_a_hostile_store_is_an_input_error(kb, tmp_path, capsys, monkeypatch, at
         np.save(npy, m)
     elif attack == "dims":
         np.save(npy, np.ascontiguousarray(m[:, :-1]))
+    elif attack == "badline":
+        index = npy.with_suffix(".jsonl")
+        lines = index.read_text().splitlines(keepends=True)
+        lines[3] = lines[3].replace('"sha256": "', '"sha256": "X', 1)
+        index.write_text("".join(lines))
     elif attack == "stray":
         (segments / "notes.txt").write_text("hi")
     else:
@@ -307,3 +313,17 @@ def test_a_pr_that_turns_committed_vectors_into_a_store_keeps_the_bases_vectors(
     assert code == 0, text
     assert after["per_question"] == before["per_question"]
     assert after["run_source"]["embedding"]["from_store"] == 41 and after["run_source"]["embedding"]["texts"] == 0
+
+
+def test_a_segment_written_another_way_is_read_the_same(kb, tmp_path, capsys, monkeypatch):
+    """The one-pass reader of a segment's .jsonl and the line-by-line one agree."""
+    with EmbedServer() as server:
+        store_config(kb, server.url)
+        monkeypatch.setenv(KEY_ENV, KEY)
+        embed(capsys, "--init", "--store", "--model", MODEL, "--dimensions", str(DIMENSIONS), "--endpoint")
+    _, _, fast, _ = check(tmp_path / "a", capsys)
+    index = next((kb / "store" / "segments").glob("*.jsonl"))
+    index.write_text("".join(json.dumps(json.loads(line), separators=(",", ":")) + "\n"
+                             for line in index.read_text().splitlines()))
+    _, _, slow, _ = check(tmp_path / "b", capsys)
+    assert fast["verdict"] == "pass" and fast["per_question"] == slow["per_question"]

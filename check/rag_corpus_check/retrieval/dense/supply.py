@@ -44,31 +44,42 @@ def gather(ids: list[str], digests: bytes | bytearray, sources: list[Store], got
            dims: int, pr: Store | None) -> Found:
     """Row ``i``: the vector of ``ids[i]``'s text (``digests`` 32 bytes each)
     from the first source that has it: the trusted ``sources``, ``got``
-    (embedded in the job), then ``pr``; zeros where none has."""
+    (embedded in the job), then ``pr``; zeros where none has. Rows are
+    copied a segment at a time (one row at a time was 1.5 s at 100k)."""
     matrix = np.zeros((len(ids), dims), dtype=np.float32)
     out = Found(matrix)
+    picks: dict[tuple[int, int], tuple[list[int], list[int]]] = {}  # (store, segment) -> (rows here, rows there)
+    stores = [*sources, *([pr] if pr is not None else [])]
+    raw = bytes(digests)
     for i, key in enumerate(ids):
-        d = bytes(digests[32 * i:32 * i + 32])
-        vector = _stored(d, sources)
-        if vector is not None:
+        d = raw[32 * i:32 * i + 32]
+        at = _where(d, sources)
+        if at is not None:
             out.stored += 1
         elif d in got:
-            vector = got[d]
+            matrix[i] = got[d]
             out.embedded += 1
-        elif pr is not None and d in pr:
-            vector = pr.vector(d)
+            continue
+        elif pr is not None and d in pr.where:
+            at = (len(sources), *pr.where[d])
             out.from_pr.append(key)
-        if vector is None:
-            out.missing.append(key)
         else:
-            matrix[i] = vector
+            out.missing.append(key)
+            continue
+        mine, theirs = picks.setdefault(at[:2], ([], []))
+        mine.append(i)
+        theirs.append(at[2])
+    for (store, segment), (mine, theirs) in picks.items():
+        matrix[mine] = np.asarray(stores[store].matrices[segment][theirs], dtype=np.float32)
     return out
 
 
-def _stored(d: bytes, sources: list[Store]) -> np.ndarray | None:
-    for store in sources:
-        if d in store:
-            return store.vector(d)
+def _where(d: bytes, sources: list[Store]) -> tuple[int, int, int] | None:
+    """(store, segment, row) of the first trusted store holding ``d``."""
+    for n, store in enumerate(sources):
+        found = store.where.get(d)
+        if found is not None:
+            return n, found[0], found[1]
     return None
 
 
