@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag_corpus_check.retrieval.dense.endpoint import Client
+from rag_corpus_check.retrieval.dense.npy import block_rows, row_blocks
 from rag_corpus_check.retrieval.dense.store import Store
 
 
@@ -70,8 +71,21 @@ def gather(ids: list[str], digests: bytes | bytearray, sources: list[Store], got
         mine.append(i)
         theirs.append(at[2])
     for (store, segment), (mine, theirs) in picks.items():
-        matrix[mine] = np.asarray(stores[store].matrices[segment][theirs], dtype=np.float32)
+        _copy_rows(matrix, np.array(mine, dtype=np.int64), stores[store].matrices[segment],
+                   np.array(theirs, dtype=np.int64))
     return out
+
+
+def _copy_rows(matrix: np.ndarray, mine: np.ndarray, segment: np.ndarray, theirs: np.ndarray) -> None:
+    """``matrix[mine] = segment[theirs]``, the segment read once, block by
+    block, into one reused buffer (:func:`npy.row_blocks`): indexing the
+    memory-mapped file kept every page read in the process's memory."""
+    order = np.argsort(theirs, kind="stable")
+    mine, theirs = mine[order], theirs[order]
+    for start, rows in row_blocks(segment, block_rows(segment)):
+        lo, hi = np.searchsorted(theirs, [start, start + len(rows)])
+        if hi > lo:
+            matrix[mine[lo:hi]] = rows[theirs[lo:hi] - start]
 
 
 def _where(d: bytes, sources: list[Store]) -> tuple[int, int, int] | None:
