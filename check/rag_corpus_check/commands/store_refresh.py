@@ -30,6 +30,8 @@ from rag_corpus_check.retrieval.dense.store import (
 )
 from rag_corpus_check.safe_io import InputError
 
+DTYPES = {"float32": "<f4", "float16": "<f2"}
+
 
 @dataclass
 class Wanted:
@@ -75,11 +77,11 @@ def refresh(real: str, store: Store, cfg: Config, wanted: Wanted, args) -> int:
           f"in {counted(len(store.names), 'segment')}; {counted(len(wanted.texts), 'text')} ranked, "
           f"{len(todo)} without a vector ({docs} documents, {len(todo) - docs} questions)")
     if todo and args.endpoint:
-        _add(real, store, todo, _by_endpoint(cfg, todo, store.info.dimensions))
+        _add(real, store, todo, _by_endpoint(cfg, todo, store.info.dimensions), DTYPES[args.dtype])
     elif todo and args.command is not None:
         items = [(wanted.kinds[d] + "s", d.hex()[:16], t) for d, t in todo.items()]
         _add(real, store, todo, run_command(args.command, items, store.info.dimensions, "<f4", os.getcwd(),
-                                            args.timeout))
+                                            args.timeout), DTYPES[args.dtype])
     elif todo:
         print("rag-corpus-check embed: run again with --endpoint (the config's `retriever.endpoint`, its key in "
               "the environment) or --command \"<your embedding command>\" to add them")
@@ -110,9 +112,11 @@ def _by_endpoint(cfg: Config, todo: dict[bytes, str], dims: int) -> np.ndarray:
     return np.stack([got[d] for d in todo])
 
 
-def _add(real: str, store: Store, todo: dict[bytes, str], vectors: np.ndarray) -> None:
+def _add(real: str, store: Store, todo: dict[bytes, str], vectors: np.ndarray, dtype: str) -> None:
+    """A new segment of ``vectors``, in the store's dtype (``dtype`` for an empty store)."""
     keys = list(todo)
-    matrix = np.asarray(vectors, dtype=np.float32)
+    with np.errstate(over="ignore", under="ignore"):
+        matrix = np.asarray(vectors).astype(store.dtype if store.matrices else np.dtype(dtype))
     usable(matrix, [k.hex()[:16] for k in keys])
     name = write_segment(real, keys, matrix)
     store.add(name, keys, matrix)

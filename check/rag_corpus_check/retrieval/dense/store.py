@@ -94,6 +94,12 @@ class Store:
     def __len__(self) -> int:
         return len(self.where)
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The segments' dtype when they share one (float16 or float32), else float32."""
+        kinds = {m.dtype.str for m in self.matrices}
+        return np.dtype(kinds.pop()) if len(kinds) == 1 else np.dtype("<f4")
+
     def vector(self, key: bytes) -> np.ndarray:
         segment, row = self.where[key]
         return np.asarray(self.matrices[segment][row])

@@ -46,8 +46,11 @@ def gather(ids: list[str], digests: bytes | bytearray, sources: list[Store], got
     """Row ``i``: the vector of ``ids[i]``'s text (``digests`` 32 bytes each)
     from the first source that has it: the trusted ``sources``, ``got``
     (embedded in the job), then ``pr``; zeros where none has. Rows are
-    copied a segment at a time (one row at a time was 1.5 s at 100k)."""
-    matrix = np.zeros((len(ids), dims), dtype=np.float32)
+    copied a segment at a time (one row at a time was 1.5 s at 100k). The
+    rows are in the stores' dtype when they share one (float16 halves the
+    memory; a vector embedded in the job is rounded as ``embed`` will store
+    it), else float32."""
+    matrix = np.zeros((len(ids), dims), dtype=common_dtype([*sources, *([pr] if pr else [])], got))
     out = Found(matrix)
     picks: dict[tuple[int, int], tuple[list[int], list[int]]] = {}  # (store, segment) -> (rows here, rows there)
     stores = [*sources, *([pr] if pr is not None else [])]
@@ -74,6 +77,17 @@ def gather(ids: list[str], digests: bytes | bytearray, sources: list[Store], got
         _copy_rows(matrix, np.array(mine, dtype=np.int64), stores[store].matrices[segment],
                    np.array(theirs, dtype=np.int64))
     return out
+
+
+def common_dtype(stores: list[Store], got: dict[bytes, np.ndarray]) -> np.dtype:
+    """The stores' common dtype, if every vector embedded in the job fits it; else float32."""
+    kinds = {store.dtype.str for store in stores if store.matrices}
+    if len(kinds) != 1:
+        return np.dtype("<f4")
+    dtype = np.dtype(kinds.pop())
+    with np.errstate(over="ignore", under="ignore"):
+        fits = all(np.isfinite(v.astype(dtype)).all() and v.astype(dtype).any() for v in got.values())
+    return dtype if fits else np.dtype("<f4")
 
 
 def _copy_rows(matrix: np.ndarray, mine: np.ndarray, segment: np.ndarray, theirs: np.ndarray) -> None:
