@@ -327,3 +327,25 @@ def test_a_segment_written_another_way_is_read_the_same(kb, tmp_path, capsys, mo
                              for line in index.read_text().splitlines()))
     _, _, slow, _ = check(tmp_path / "b", capsys)
     assert fast["verdict"] == "pass" and fast["per_question"] == slow["per_question"]
+
+
+def test_a_new_model_embeds_everything_through_the_bases_endpoint_and_says_why(kb, tmp_path, capsys, monkeypatch):
+    """A PR that changes the model (a rule change, with its reason) and
+    brings a new store: the base's store is of another model, so every text
+    is embedded in the job (the PR's vectors are not taken), and a trust
+    warning says why."""
+    with EmbedServer() as server:
+        base = base_with_store(kb, capsys, monkeypatch, server)
+        cfg = yaml.safe_load((kb / CONFIG).read_text())
+        cfg["retriever"]["model"] = MODEL + "-v2"
+        cfg["rule_change_reason"] = "the same model under its new name"
+        (kb / CONFIG).write_text(yaml.safe_dump(cfg, sort_keys=False))
+        info = json.loads((kb / "store" / "store.json").read_text())
+        (kb / "store" / "store.json").write_text(json.dumps(dict(info, model=MODEL + "-v2")))
+        commit(kb, "head: a new model")
+        monkeypatch.setenv(KEY_ENV, KEY)
+        code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 0, text
+    assert results["run_source"]["embedding"]["embedded_rows"] == 41 and server.seen.models[-1] == MODEL
+    warning = [p for p in results["problems"] if p["kind"] == "trust" and "store cannot be used" in p["message"]]
+    assert warning and "the base has no vectors of this model" in warning[0]["message"]

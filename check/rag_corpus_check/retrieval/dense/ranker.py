@@ -198,6 +198,11 @@ class DenseRanker:
         sources = self._sources()
         if not sources.ready(problems, self.cfg.path_display):
             return False
+        supply = self.supply
+        if supply is not None and supply.with_base and supply.trusted is None and supply.note:
+            problems.add(P.TRUST, f"the base's store cannot be used ({supply.note}): no vector of this PR's store "
+                         "is checked against it; texts are embedded in the job, or taken from this PR where the "
+                         "base allows it", file=self.cfg.path_display, severity=P.WARNING)
         qids = [qid for qid, _ in questions.items]
         qkeys = [text_digest(text) for _, text in questions.items]
         self._remember(qkeys, [text for _, text in questions.items])
