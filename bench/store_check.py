@@ -120,7 +120,7 @@ class Server:
             def log_message(self, *args) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests += 1
                 data = json.dumps({"data": [{"index": i, "embedding": [float(x) for x in vector(t, dims)]}

@@ -21,7 +21,7 @@ from support.embed_server import DIMENSIONS, MODEL, EmbedServer
 
 pytest.importorskip("static_model", reason="tokenlearn-static-model (the test extra, Linux x86-64) is not installed")
 
-from rag_corpus_check.commands.cli import main  # noqa: E402
+from rag_corpus_check.commands.cli import main
 
 KEY = "sk-act-5d1c0ffee5d1c0ffee-key"
 NEW_DOC = {"id": "faq-new", "title": "How long is the Trash kept?",

@@ -290,10 +290,9 @@ def test_a_pr_cannot_allow_its_own_vectors(kb, tmp_path, capsys, monkeypatch):
 def test_a_pr_that_turns_committed_vectors_into_a_store_keeps_the_bases_vectors(kb, tmp_path, capsys):
     """The committed-vectors layout at the base is read as a store by text:
     a PR that migrates the folder embeds nothing and changes no vector."""
+    from rag_corpus_check.retrieval.dense.store import StoreInfo, init_store, write_segment
     from support.vectors import MODEL as TEST_MODEL
     from support.vectors import dense_config, embed_kb
-
-    from rag_corpus_check.retrieval.dense.store import StoreInfo, init_store, write_segment
 
     embed_kb(kb)
     dense_config(kb)
