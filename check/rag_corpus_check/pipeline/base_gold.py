@@ -63,7 +63,8 @@ def _no_client(cfg: Config | None) -> str:
 def own_supply(cfg: Config) -> Supply:
     """Without a base revision: the config's own store is trusted, and its endpoint embeds what it lacks."""
     client = client_for(cfg)
-    return Supply(with_base=False, client=client, no_client="" if client else _no_client(cfg).replace("base's ", ""))
+    return Supply(with_base=False, client=client, no_client="" if client else _no_client(cfg).replace("base's ", ""),
+                  key_env=cfg.endpoint.key_env if cfg.endpoint is not None else None)
 
 
 def head_only_supply() -> Supply:
@@ -81,7 +82,8 @@ def base_supply(root: str, base_cfg: Config, cfg: Config, client: Client | None)
     own measurement)."""
     trusted, why = _base_store(root, base_cfg, cfg)
     return Supply(with_base=True, trusted=trusted, accept_pr=base_cfg.accept_pr_vectors, client=client,
-                  no_client="" if client else _no_client(base_cfg), note=why)
+                  no_client="" if client else _no_client(base_cfg), note=why,
+                  key_env=base_cfg.endpoint.key_env if base_cfg.endpoint is not None else None)
 
 
 def _base_store(root: str, base_cfg: Config, cfg: Config) -> tuple[Store | None, str | None]:

@@ -243,10 +243,8 @@ class DenseRanker:
             report_stale([(key, "has no vector: its text is not in the store") for key in ids], where,
                          f"`{self.cfg.vectors}`", problems)
         supply = self.supply or Supply(with_base=False)
-        endpoint = getattr(self.cfg, "endpoint", None)
         problems.add(P.CONSISTENCY, missing_message(len(docs.missing) + len(asked.missing), str(self.cfg.vectors),
-                                                    supply, endpoint.key_env if endpoint else None),
-                     file=self.cfg.path_display)
+                                                    supply, supply.key_env), file=self.cfg.path_display)
 
     def _base_from_store(self, base: BaseQuestions, hybrid: bool) -> dict[str, list[str]]:
         """The base's questions, each with the vector of its text as the base

@@ -27,6 +27,7 @@ class Supply:
     accept_pr: bool = False  # the trusted config takes the PR's vectors of texts the trusted store lacks
     client: Client | None = None  # the trusted config's endpoint, with the key
     no_client: str = ""  # why there is no client, in words (for the missing-vector message)
+    key_env: str | None = None  # the trusted config's `endpoint.key_env` (the variable the key belongs in)
     note: str | None = None  # a note for the output (e.g. the base's store was not usable)
 
 
