@@ -212,9 +212,11 @@ def test_an_endpoint_that_fails_is_exit_3_naming_the_host(kb, tmp_path, capsys, 
         commit(kb, "head")
         server.mode = "500"
         monkeypatch.setenv(KEY_ENV, KEY)
-        monkeypatch.setattr("rag_corpus_check.retrieval.dense.endpoint.time.sleep", lambda s: None)
+        waits: list[float] = []
+        monkeypatch.setattr("rag_corpus_check.retrieval.dense.endpoint._pause", waits.append)
         code, text, results, summary = check(tmp_path, capsys, "--base", base)
     assert code == 3 and results["verdict"] == "error" and server.seen.requests == 4, text
+    assert waits == [1.0, 2.0, 4.0]  # backed off, without waiting in the test
     assert "the embedding endpoint 127.0.0.1 failed: HTTP 500, 4 attempts" in text
     assert "ERROR (the embedding endpoint failed)" in text and "the embedding endpoint failed" in summary
     no_key_anywhere(text, summary)
@@ -348,3 +350,11 @@ def test_a_new_model_embeds_everything_through_the_bases_endpoint_and_says_why(k
     assert results["run_source"]["embedding"]["embedded_rows"] == 41 and server.seen.models[-1] == MODEL
     warning = [p for p in results["problems"] if p["kind"] == "trust" and "store cannot be used" in p["message"]]
     assert warning and "the base has no vectors of this model" in warning[0]["message"]
+
+
+@pytest.mark.parametrize("url", ["http://api.example.com/v1/embeddings", "ftp://127.0.0.1/v1",
+                                 "http://127.0.0.1.example.com/v1/embeddings"])
+def test_the_key_goes_over_https_only_or_to_loopback(kb, tmp_path, capsys, url):
+    store_config(kb, url)
+    code, text, _, _ = check(tmp_path, capsys)
+    assert code == 2 and "retriever.endpoint.url" in text.replace("`", ""), text

@@ -73,7 +73,7 @@ class Client:
     key: str
     model: str
     dimensions: int
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] | None = None  # how to wait before a retry (None: time.sleep)
     got: dict[bytes, np.ndarray] = field(default_factory=dict)
     texts: int = 0
     tokens: int = 0
@@ -121,7 +121,7 @@ class Client:
         why = ""
         for attempt in range(ATTEMPTS):
             if attempt:
-                self.sleep(self._wait)
+                (self.sleep or _pause)(self._wait)
             self.requests += 1
             self._wait = BACKOFF * 2 ** attempt
             try:
@@ -198,6 +198,10 @@ class Client:
         return EndpointError("embedding", f"the embedding endpoint {self.endpoint.host} failed: {why}; nothing "
                              "was measured — re-run the job, or check the endpoint (`retriever.endpoint` in the "
                              "base's config) and the model's dimensions")
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 class _Retry(Exception):
