@@ -357,4 +357,4 @@ def test_a_new_model_embeds_everything_through_the_bases_endpoint_and_says_why(k
 def test_the_key_goes_over_https_only_or_to_loopback(kb, tmp_path, capsys, url):
     store_config(kb, url)
     code, text, _, _ = check(tmp_path, capsys)
-    assert code == 2 and "retriever.endpoint.url" in text.replace("`", ""), text
+    assert code == 2 and "`retriever.endpoint.url` must be https:// (plain http:// only to a loopback" in text, text
