@@ -26,7 +26,7 @@ from rag_corpus_check.retrieval.dense import (
     folder_files,
 )
 from rag_corpus_check.retrieval.dense.choice import question_vectors
-from rag_corpus_check.retrieval.dense.endpoint import EndpointError
+from rag_corpus_check.retrieval.dense.endpoint import Client, EndpointError
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch
 from rag_corpus_check.retrieval.dense.store import Store, is_store, read_store
@@ -196,7 +196,7 @@ class DenseRanker:
         sources :mod:`supply` orders (texts none has embedded in the job);
         False (with problems) when one cannot be had."""
         sources = self._sources()
-        if not sources.ready(problems, self.cfg.path_display):
+        if not sources.ready(problems):
             return False
         supply = self.supply
         if supply is not None and supply.with_base and supply.trusted is None and supply.note:
@@ -286,7 +286,7 @@ class Sources:
     dims: int = 0
     size: int = 0
     with_base: bool = False
-    client: object | None = None
+    client: Client | None = None
     digests: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -331,11 +331,13 @@ class Sources:
     def known(self, key: bytes) -> bool:
         return any(key in store for store in self.stores or ())
 
-    def ready(self, problems: P.Problems, config: str) -> bool:
+    def ready(self, problems: P.Problems) -> bool:
+        """The stores were read (else the problem that stopped them is added)."""
         if self.error is not None:
             problems.add_input_error(self.error)
             return False
         return True
 
     def got(self) -> dict[bytes, np.ndarray]:
-        return getattr(self.client, "got", {}) if self.client is not None else {}
+        """The vectors embedded in the job so far, by text sha-256."""
+        return self.client.got if self.client is not None else {}
