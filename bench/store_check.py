@@ -21,7 +21,8 @@ is measured, not a model's):
 Then times the whole CLI check (``python -m rag_corpus_check``) on each, in
 rounds, each in a fresh process: the median seconds and the process's peak
 RSS (``wait4``), the server's request count, and whether both wrote the same
-per-question results.
+per-question results; and the CPU time of reading the store's segment index
+in one pass against line by line (the best of ``--repeat``).
 """
 
 from __future__ import annotations
@@ -196,6 +197,24 @@ def main() -> None:
               f"{max(r for _, r, _ in rs) / 1e6:.0f} MB |")
     same = {d for rs in runs.values() for _, _, d in rs}
     print(f"\nrequests to the endpoint per store check: {requests}; same per-question results: {len(same) == 1}")
+    segment_read(os.path.join(folder, "store", "vectors", "segments"), args.repeat)
+
+
+def segment_read(folder: str, repeat: int) -> None:
+    """CPU seconds to read the segment index: one pass against line by line."""
+    sys.path.insert(0, CHECK)
+    from rag_corpus_check.retrieval.dense.store import _keys, _slow_keys
+    from rag_corpus_check.safe_io import Limits, Sha256
+
+    index = next(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+    for name, read in (("one pass", lambda: _keys(index, "index", Limits())),
+                       ("line by line", lambda: _slow_keys(index, "index", Limits(), Sha256()))):
+        times = []
+        for _ in range(repeat):
+            start = time.process_time()
+            read()
+            times.append(time.process_time() - start)
+        print(f"segment index read {name}: {min(times):.3f} CPU-s")
 
 
 if __name__ == "__main__":
