@@ -8,7 +8,6 @@ finds in the log; none may be found)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -67,7 +66,7 @@ def test_the_key_from_secrets_embeds_the_new_page_and_is_never_printed(tmp_path,
                                     "          EMBEDDING_API_KEY: ${{ secrets.EMBEDDING_API_KEY }}\n")
         repo = make_consumer_repo(tmp_path / "repo", files_of(head), workflow, base_files=files_of(base))
         monkeypatch.chdir(tmp_path)
-        os.environ.pop("EMBEDDING_API_KEY", None)
+        monkeypatch.delenv("EMBEDDING_API_KEY", raising=False)
         run = run_act(repo, tmp_path, action_dir=action, extra_args=["--secret", f"EMBEDDING_API_KEY={KEY}"])
     capsys.readouterr()
     assert run.job_result == "success", run.describe()
