@@ -256,12 +256,11 @@ def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | 
     texts = base_texts(root, base_cfg)
     if texts is None:
         return None
-    out = BaseQuestions(texts)
-    if cfg.uses_vectors:
-        from rag_corpus_check.pipeline.base_gold import base_vectors  # numpy
+    if not cfg.uses_vectors:
+        return BaseQuestions(texts)
+    from rag_corpus_check.pipeline.base_gold import base_vectors  # numpy
 
-        out.vectors, out.why = base_vectors(root, base_cfg, cfg)
-    return out
+    return BaseQuestions(texts, *base_vectors(root, base_cfg, cfg))
 
 
 def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:

@@ -237,8 +237,8 @@ def _retrieve(problems: P.Problems, corpus: Corpus | None, gold: Gold | None, re
     ranked = Ranked(run, retrieval, vectors, vectors.digests if vectors is not None else {})
     if also_rank is None or run is None:
         return ranked
-    return dataclasses.replace(ranked, base_gold_rankings=retriever.rank_base(also_rank, problems),
-                               base_note=also_rank.note or None)
+    base = retriever.rank_base(also_rank, problems)
+    return dataclasses.replace(ranked, base_gold_rankings=base.rankings, base_note=base.note or None)
 
 
 Evaluated = tuple[Evaluation, tuple[list[str], list[bool]]]

@@ -40,6 +40,7 @@ class DenseRanker:
     ids: list[str] = field(default_factory=list)  # served records, in corpus order
     digests: bytearray = field(default_factory=bytearray)  # the sha-256 of each one's text
     vectors: Vectors | None = None
+    base_note: str | None = None  # which vectors ranked the base's questions (:meth:`rank_base`)
 
     def add(self, doc_id: str, rec: dict) -> None:
         """For the exact corpus reader: a valid record (kept if served)."""
@@ -75,9 +76,11 @@ class DenseRanker:
     def rank_base(self, base: BaseQuestions, hybrid: bool) -> dict[str, list[str]]:
         """The base's questions on this corpus, after :meth:`rank`: each with
         the vector of its text as the base wrote it (:mod:`choice`;
-        ``base.note`` says which vectors). May raise :class:`bm25.Budget`."""
+        ``base_note`` says which vectors, set before the search). May raise
+        :class:`bm25.Budget`."""
         assert self.vectors is not None
         chosen = question_vectors(base, self.vectors, hybrid)
+        self.base_note = chosen.note
         rankings = self._search(self.vectors).rank(chosen.matrix, self.cfg.bm25.depth) if chosen.qids else []
         return dict(zip(chosen.qids, rankings, strict=True))
 
