@@ -26,7 +26,7 @@ N5 = Measure("nDCG", 5)
 
 def violated_rules() -> Rules:
     change = "threshold `nDCG@5` lowered: 0.7 → 0.1"
-    return Rules(BASE, [change], [change])
+    return Rules(BASE, (change,), (change,))
 
 
 def test_a_mean_within_the_tolerance_is_equal_to_the_limit():
@@ -86,7 +86,7 @@ def test_the_verdict_is_a_value_decided_once():
 def test_a_later_loosening_makes_new_rules():
     rules = Rules(BASE)
     later = with_loosened(rules, "the evaluation level changed")
-    assert later.violated and later.changes == later.loosened == ["the evaluation level changed"]
+    assert later.violated and later.changes == later.loosened == ("the evaluation level changed",)
     assert rules == Rules(BASE) and not rules.violated  # the rules decided stay as they were
     with pytest.raises(dataclasses.FrozenInstanceError):
         rules.why = "x"  # type: ignore[misc]
