@@ -123,3 +123,30 @@ def test_a_shard_holds_its_questions_only(kb):
     assert out.verdict == "partial"
     assert all(in_shard(q.query_id, (1, 2)) for q in out.evaluation.queries)
     assert all(in_shard(q, (1, 2)) for q in out.run.queries)
+
+
+def test_the_base_and_the_head_are_measured_by_the_same_function(tmp_path, monkeypatch):
+    """One measure() for both trees: the head's with the check's problems,
+    the base's (exported from git) with its own; each returns its value."""
+    import rag_corpus_check.base.head_vs_base as hvb
+    from rag_corpus_check.pipeline.context import local_context
+    from support.repos import commit, init
+
+    repo = init(tmp_path / "repo", EXAMPLE)
+    base = commit(repo, "base")
+    calls = []
+    real = hvb.measure
+
+    def spy(root, cfg, problems, options, context, also_rank=None):
+        measured = real(root, cfg, problems, options, context, also_rank)
+        calls.append((root, problems, measured))
+        return measured
+
+    monkeypatch.setattr(hvb, "measure", spy)
+    out = _run(repo, Options(base=base), local_context(str(repo)))
+    assert out.verdict == "pass" and out.base is not None and out.base.comparison is not None
+    (head_root, head_problems, head), (base_root, base_problems, measured_base) = calls
+    assert head_root == str(repo) and base_root != head_root and head_problems is out.problems
+    assert base_problems is not out.problems and not base_problems.items
+    assert head is out.measured and measured_base.evaluation is not None
+    assert measured_base.evaluation.means == head.evaluation.means  # the same tree, measured alike

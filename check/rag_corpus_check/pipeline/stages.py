@@ -188,10 +188,11 @@ def _measured(cfg: Config, problems: P.Problems, inputs: Inputs, retriever: Rank
     ranked = _drop_identical(cfg, ranked)
     evaluated = _evaluate(cfg, gold, ranked.run) if _evaluable(problems, gold, ranked.run) else None
     enter("load")
-    measured = Measured(gold, ranked.run, inputs.corpus, inputs.corpus, None, ranked.retrieval, None, (), formats,
-                        {**ranked.digests, **inputs.digests}, ranked.base_gold_rankings, ranked.base_note,
-                        ranked.vectors)
-    if evaluated is None or not _readable(problems, inputs.corpus, gold):
+    corpus = inputs.corpus  # read now, if not yet: after the measures, which need none
+    measured = Measured(gold, ranked.run, corpus, corpus_read=corpus, retrieval=ranked.retrieval, formats=formats,
+                        digests={**ranked.digests, **inputs.digests}, base_gold_rankings=ranked.base_gold_rankings,
+                        base_note=ranked.base_note, vectors=ranked.vectors)
+    if evaluated is None or not _readable(problems, corpus, gold):
         return measured
     measured, evaluated = _chunked(cfg, problems, measured, ranked, evaluated)
     return _validate(cfg, problems, measured, evaluated, options, labels_checked=retriever is not None)
