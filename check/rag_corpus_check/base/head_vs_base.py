@@ -96,16 +96,20 @@ def _with_tree(root: str, config_rel: str, begun: Begun, base: BaseResult, tree:
     rules = R.decide(base_cfg, head_cfg, layouts, config_rel, prefix)
     cfg = R.enforce(rules, base_cfg, head_cfg)  # the rules that gate: reported as they apply
     base_cfg = R.same_conventions(cfg, base_cfg)
+    return _exported(root, begun, cfg, base_cfg, tree, Compared(rules, base, NOT_MEASURED))
+
+
+def _exported(root: str, begun: Begun, cfg: Config, base_cfg: Config, tree: BaseTree, start: Compared) -> Outcome:
+    """Every input of the base copied out of git, then both trees measured;
+    a base that cannot be measured stops the check (:func:`_unmeasured`)."""
     try:
         _export_base(tree, base_cfg)
-        exported = True
     except InputError as exc:
-        unmeasured = _unmeasured(begun, exc, tree.sha, rules, base)
+        unmeasured = _unmeasured(begun, exc, tree.sha, start)
         if unmeasured is None:
-            return begun.decided(rules, config=cfg, base=base)
-        rules, base = unmeasured
-        exported = False
-    return _measured_and_compared(root, begun, cfg, base_cfg, tree, Compared(rules, base, NOT_MEASURED), exported)
+            return begun.decided(start.rules, config=cfg, base=start.base)
+        return _measured_and_compared(root, begun, cfg, base_cfg, tree, unmeasured, exported=False)
+    return _measured_and_compared(root, begun, cfg, base_cfg, tree, start, exported=True)
 
 
 def _measured_and_compared(root: str, begun: Begun, cfg: Config, base_cfg: Config, tree: BaseTree, start: Compared,
@@ -197,11 +201,10 @@ def load_base_config(tree: BaseTree, config_rel: str) -> tuple[Config | None, st
     return base_cfg, resolved
 
 
-def _unmeasured(begun: Begun, exc: InputError, sha: str, rules: R.Rules, base: BaseResult
-                ) -> tuple[R.Rules, BaseResult] | None:
+def _unmeasured(begun: Begun, exc: InputError, sha: str, compared: Compared) -> Compared | None:
     """The base's config was read but the base cannot be measured (``exc``
     says why): an input error, since `max_drop`, the per-question rule and
-    the paired test need the base's numbers (None: the check stops) —
+    the paired test need the base's numbers (None: that input error) —
     unless the caller opted out, when the base's rules apply without a
     comparison and a warning, the rules (their why) and a note of the
     base's say so."""
@@ -215,9 +218,9 @@ def _unmeasured(begun: Begun, exc: InputError, sha: str, rules: R.Rules, base: B
     begun.problems.add(P.TRUST, f"{why}, so the base cannot be measured — the base's rules apply, but nothing was "
                        "compared (`max_drop`, the per-question rule and the paired test were not applied; "
                        "--no-require-base)", file=exc.file, line=exc.line, severity=P.WARNING)
-    rules = dataclasses.replace(rules, why="the base could not be measured, so nothing was compared "
+    rules = dataclasses.replace(compared.rules, why="the base could not be measured, so nothing was compared "
                                 "(--no-require-base)")
-    return rules, base.noted(f"nothing was compared: {why}")
+    return dataclasses.replace(compared, rules=rules, base=compared.base.noted(f"nothing was compared: {why}"))
 
 
 def _remedy(exc: InputError) -> str:
@@ -284,9 +287,7 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, begun: Begun, compar
     base_problems = P.Problems()
     base_measured = measure(tree.root, base_cfg, base_problems, Options(), Context())
     if base_measured.evaluation is None:
-        unmeasured = _unmeasured(begun, _invalid(base_problems), tree.sha, compared.rules, compared.base)
-        return compared if unmeasured is None else dataclasses.replace(compared, rules=unmeasured[0],
-                                                                       base=unmeasured[1])
+        return _unmeasured(begun, _invalid(base_problems), tree.sha, compared) or compared
     enter("compare")
     head = compared.head
     measures, options = cfg.measures(), cfg.options()
