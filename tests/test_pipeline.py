@@ -39,7 +39,7 @@ def test_gate_returns_what_it_found_and_sets_nothing(kb):
     out = _run(kb)
     assert out.config is not None
     problems = P.Problems()
-    again = gate(out.config, out.measured, problems, budget.Ledger(budget.allowed(out.config)))  # read, not written
+    again = gate(out.config, out.measured, problems, budget.Ledger(out.resampling.allowed))  # read, not written
     assert again == out.gated and again is not out.gated and out.thresholds is out.gated.thresholds
     assert out.intervals and out.debt is not None and out.slices is not None and not problems.items
     assert isinstance(again.thresholds, tuple)

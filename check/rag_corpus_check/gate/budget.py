@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.config.load import RESAMPLING_LIMIT, RESAMPLING_PER_BYTE
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate.bootstrap import resamples_for
-from rag_corpus_check.safe_io import stored_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -71,10 +70,10 @@ class Ledger:
         return sum(self.spent.values())
 
 
-def allowed(cfg: Config) -> int:
+def allowed(cfg: Config, stored: int) -> int:
     """The budget: :data:`FLOOR` plus the per-byte limit per byte of input
-    (every file the config names; they were read to be measured)."""
-    return FLOOR + cfg.limit(LIMIT) * (stored_bytes(cfg.base_dir, cfg.input_files) or 0)
+    (``stored``: every file the config names, as stored: ``safe_io.stored_bytes``)."""
+    return FLOOR + cfg.limit(LIMIT) * stored
 
 
 def bounded(measures) -> int:

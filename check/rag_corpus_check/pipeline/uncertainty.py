@@ -17,6 +17,7 @@ from rag_corpus_check.gate import budget
 from rag_corpus_check.gate.bootstrap import mean_intervals
 from rag_corpus_check.gate.label_debt import Scale, Sides, head_debt, view_bounds
 from rag_corpus_check.pipeline.outcome import Measured
+from rag_corpus_check.safe_io import stored_bytes
 
 if TYPE_CHECKING:
     from rag_corpus_check.gate.bootstrap import Interval
@@ -77,7 +78,9 @@ def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: 
 def ledger(cfg: Config, measured: Measured) -> budget.Ledger | None:
     """The check's resampling budget, opened with the config's once the
     measures stand (None: nothing to resample)."""
-    return budget.Ledger(budget.allowed(cfg)) if measured.evaluation is not None else None
+    if measured.evaluation is None:
+        return None
+    return budget.Ledger(budget.allowed(cfg, stored_bytes(cfg.base_dir, cfg.input_files) or 0))  # just read: stat works
 
 
 def charge_head(cfg: Config, problems: P.Problems, book: budget.Ledger, evaluation: Evaluation) -> bool:
