@@ -65,8 +65,8 @@ def test_the_ranker_keeps_an_id_and_32_bytes_per_served_record():
                (("id", "c"), ("text", "z"))]
     ranker.block(1, records)
     assert ranker.ids == ["a", "c"] and bytes(ranker.digests) == text_digest("x" * 10_000) + text_digest("z")
-    assert set(vars(ranker)) == {"cfg", "root", "stored", "supply", "ids", "digests", "vectors", "sources", "pending",
-                                 "failures", "counts"}
+    assert set(vars(ranker)) == {"cfg", "root", "stored", "supply", "ids", "digests", "vectors", "base_note", "sources",
+                                 "pending", "failures", "counts"}
     assert ranker.pending == {}  # no text is kept (a store keeps the texts it lacks, to embed them)
     ranker.clear()
     assert ranker.ids == [] and not ranker.digests

@@ -22,6 +22,7 @@ from rag_corpus_check.core.text import counted
 from rag_corpus_check.retrieval.bm25 import BM25Index, Budget
 from rag_corpus_check.retrieval.protocol import (
     BaseQuestions,
+    BaseRanked,
     Job,
     Questions,
     R,
@@ -185,11 +186,14 @@ class Dense(Ranker[R]):
     def _rank_base(self, base: BaseQuestions) -> Rankings:
         return self.dense.rank_base(base, self.fused)
 
-    def rank_base(self, base: BaseQuestions, problems: P.Problems) -> Rankings | None:
-        rankings = super().rank_base(base, problems)
+    def rank_base(self, base: BaseQuestions, problems: P.Problems) -> BaseRanked:
+        ranked = super().rank_base(base, problems)
         for failure in self.dense.failures:  # the endpoint failed while embedding the base's questions
             problems.add(failure.kind, failure.message, file=failure.file)
-        return rankings
+        return ranked
+
+    def base_note(self) -> str | None:
+        return self.dense.base_note
 
     def info(self) -> dict:
         s = self.s

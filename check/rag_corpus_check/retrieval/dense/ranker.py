@@ -8,7 +8,6 @@ vectors from the sources :mod:`supply` orders), then the exact search
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter, methodcaller
@@ -33,7 +32,7 @@ from rag_corpus_check.retrieval.dense.store import Store, is_store, read_store
 from rag_corpus_check.retrieval.dense.supply import Found, Supply, gather, missing_message
 from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_digest
 from rag_corpus_check.retrieval.protocol import BaseQuestions, Questions, Settings, Where
-from rag_corpus_check.safe_io import InputError
+from rag_corpus_check.safe_io import InputError, stored_bytes
 
 _STATUS = methodcaller("get", "status", "active")
 _ID, _TEXT = itemgetter("id"), itemgetter("text")
@@ -53,6 +52,7 @@ class DenseRanker:
     ids: list[str] = field(default_factory=list)  # served records, in corpus order
     digests: bytearray = field(default_factory=bytearray)  # the sha-256 of each one's embedded text
     vectors: Vectors | None = None
+    base_note: str | None = None  # which vectors ranked the base's questions (:meth:`rank_base`)
     sources: Sources | None = None  # a store's, once the first record is seen
     pending: dict[bytes, str] = field(default_factory=dict)  # texts no store has (to embed), by sha-256
     failures: list = field(default_factory=list)  # the endpoint's problems while ranking the base's questions
@@ -117,33 +117,28 @@ class DenseRanker:
     def rank_base(self, base: BaseQuestions, hybrid: bool) -> dict[str, list[str]]:
         """The base's questions on this corpus, after :meth:`rank`: each with
         the vector of its text as the base wrote it (:mod:`choice`;
-        ``base.note`` says which vectors). May raise :class:`bm25.Budget`."""
+        ``base_note`` says which vectors, set before the search). May raise
+        :class:`bm25.Budget`."""
         assert self.vectors is not None
         if self.sources is not None and self.sources.stores is not None:
             return self._base_from_store(base, hybrid)
         chosen = question_vectors(base, self.vectors, hybrid)
+        self.base_note = chosen.note
         rankings = self._search(self.vectors).rank(chosen.matrix, self.cfg.bm25.depth) if chosen.qids else []
         return dict(zip(chosen.qids, rankings, strict=True))
 
     def _search(self, vectors: Vectors) -> DenseSearch:
         """The exact search over the served records' rows, its work bounded
         per byte of the input files as stored (corpus, gold, vectors folder)."""
-        docs, bounds = vectors.documents, self.cfg.bounds
-        size = self._input_bytes()
+        docs, bounds, cfg = vectors.documents, self.cfg.bounds, self.cfg
+        assert cfg.vectors is not None
+        if self.sources is not None and self.sources.stores is not None:
+            folder: int | None = self.sources.size  # a store's: its store.json and segments
+        else:
+            folder = stored_bytes(cfg.base_dir, folder_files(cfg.vectors))
+        size = None if folder is None or self.stored is None else self.stored + folder
         allowed = None if size is None else allowed_work(bounds, size)
         return DenseSearch(docs.vectors, docs.keys, self._eligible(docs), bounds.max_retrieval_work, allowed, size)
-
-    def _input_bytes(self) -> int | None:
-        cfg = self.cfg
-        assert cfg.vectors is not None
-        read = self.stored
-        if self.sources is not None and self.sources.stores is not None:
-            return None if read is None else read + self.sources.size
-        try:
-            folder = sum(os.stat(os.path.join(cfg.base_dir, rel)).st_size for rel in folder_files(cfg.vectors))
-        except (OSError, ValueError):
-            return None
-        return None if read is None else read + folder
 
     def check(self, questions: Questions, corpus_line: Where, problems: P.Problems) -> bool:
         """The folder read and valid, with a current row for every served
@@ -263,11 +258,12 @@ class DenseRanker:
         ranked = [i for i, q in enumerate(qids) if q not in missing]
         fused = ", fused with the built-in BM25 over the base's question texts" if hybrid else ""
         whose = " (the base's store)" if sources.with_base else ""
-        base.note = (f"the base's gold set was ranked with the vectors of the base's question texts, found by text "
-                     f"in `{self.cfg.vectors}`{whose} or embedded in the job{fused}")
+        note = (f"the base's gold set was ranked with the vectors of the base's question texts, found by text in "
+                f"`{self.cfg.vectors}`{whose} or embedded in the job{fused}")
         if found.missing:
             why = "" if embedded else " (the endpoint failed)"
-            base.note += f"; {counted(len(found.missing), 'question')} of the base had no vector and no ranking{why}"
+            note += f"; {counted(len(found.missing), 'question')} of the base had no vector and no ranking{why}"
+        self.base_note = note
         if not ranked or self.vectors is None:
             return {}
         rankings = self._search(self.vectors).rank(found.matrix[ranked].astype(np.float64), self.cfg.bm25.depth)
