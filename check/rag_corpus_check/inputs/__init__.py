@@ -67,6 +67,10 @@ class Source:
     format: str = "jsonl"
     grade_map: tuple[tuple[int, int], ...] = ()  # relevance.map, for a gold set
     order: str = "descending"  # formats.run_order, for a scored run
+    # A Markdown corpus (``real`` is then the config's folder, ``display`` the globs):
+    # its MarkdownSpec, and the root its pages must stay inside.
+    markdown: object | None = None
+    root: str = ""
 
     @property
     def shown_format(self) -> str:

@@ -258,6 +258,8 @@ def corpus_source(root: str, cfg: Config, problems: P.Problems) -> Source | None
 
 
 def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problems: P.Problems) -> Source | None:
+    if key == "corpus" and cfg.markdown is not None:
+        return Source(os.path.realpath(cfg.base_dir), cfg.corpus, "markdown", markdown=cfg.markdown, root=root)
     try:
         real, display = resolve_input(root, cfg.base_dir, rel, f"{cfg.path_display}: `{key}`")
     except InputError as exc:

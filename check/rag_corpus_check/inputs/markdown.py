@@ -1,0 +1,224 @@
+"""A Markdown corpus: a folder of pages, read and chunked by the check.
+
+Each page (:mod:`safe_io.pages` finds them) is parsed by markdown-it-py
+(CommonMark), so a ``#`` line in a fenced or indented code block, an HTML
+block or a front matter is never a heading, and a setext heading is one.
+
+* A page's id is its path relative to the config's folder
+  (``docs/billing/refunds.md``).
+* ``chunk: heading``: each heading starts a section that runs to the next
+  heading (of any level). Its id is ``<page id>#<anchor>``, the anchor GitHub
+  shows for the heading (:mod:`core.anchors`), its ``doc_id`` the page id.
+  The text before a page's first heading joins the first section; a page
+  with no heading is one record whose id is the page id (no ``doc_id``).
+* ``chunk: file``: one record per page, id the page id.
+* A record's ``text`` is its heading trail (the page's title, then each
+  enclosing heading and its own, joined with `` › ``), a blank line, and the
+  Markdown source of its lines below the heading, code included: BM25 and the
+  embedding model see that same text. ``title`` is the page's: the front
+  matter's ``title``, else the first level-1 heading's text, else the file
+  name without its extension.
+* A front matter (a ``---`` line first, YAML, up to a ``---`` or ``...``
+  line) gives ``title``, ``status`` and ``type``; one that does not parse,
+  or a value the corpus schema refuses, is a warning at its line and the
+  page is still read (without it).
+
+A page's text is never put in a message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.anchors import Slugger
+from rag_corpus_check.core.progress import current as current_progress
+from rag_corpus_check.inputs.corpus import fingerprint, line_sum
+from rag_corpus_check.inputs.records import Corpus
+from rag_corpus_check.safe_io import InputError, Limits
+from rag_corpus_check.safe_io.pages import Globs, Page, list_pages, page_text
+
+TRAIL = " › "
+STATUSES = ("active", "stale", "restricted")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,63}$")
+_FRONT_END = ("---", "...")
+MAX_FRONT_MATTER_LINES = 1000  # a `---` first line with no end this soon is a thematic break, not a front matter
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str  # as GitHub renders it to text (markup, links and images dropped)
+    line: int  # 1-based: the heading's first line
+    end: int  # 0-based: the first line after it
+    anchor: str
+
+
+@dataclass
+class Parsed:
+    """One page, parsed: its lines (line ends dropped), its headings, where
+    its body starts (after a front matter) and what the front matter gave."""
+
+    lines: list[str]
+    headings: list[Heading]
+    body: int
+    meta: dict = field(default_factory=dict)
+
+
+@cache
+def _parser():
+    from markdown_it import MarkdownIt  # a Markdown corpus only
+
+    return MarkdownIt("commonmark")
+
+
+def parse_page(text: str, file: str, problems: P.Problems) -> Parsed:
+    """The headings and front matter of one page's text."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    body, meta = _front_matter(lines, file, problems)
+    source = "\n" * body + "\n".join(lines[body:])  # the front matter blanked: lines keep their numbers
+    tokens = _parser().parse(source)
+    slugger = Slugger()
+    headings = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map is not None:
+            shown = _inline_text(tokens[i + 1])
+            headings.append(Heading(int(tok.tag[1]), shown, tok.map[0] + 1, tok.map[1], slugger.slug(shown)))
+    return Parsed(lines, headings, body, meta)
+
+
+def _inline_text(inline) -> str:
+    """A heading's text as the rendered page has it (HTML tags and images
+    have none; code spans, emphasis and link texts keep theirs)."""
+    out = []
+    for child in inline.children or ():
+        if child.type in ("text", "code_inline"):
+            out.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return "".join(out).strip()
+
+
+def _front_matter(lines: list[str], file: str, problems: P.Problems) -> tuple[int, dict]:
+    """(the first line of the body, the front matter's fields)."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0, {}
+    end = next((i for i in range(1, min(len(lines), MAX_FRONT_MATTER_LINES)) if lines[i].rstrip() in _FRONT_END), None)
+    if end is None:
+        return 0, {}
+    from rag_corpus_check.safe_io import load_yaml
+
+    try:
+        doc = load_yaml("\n".join(lines[1:end]).encode("utf-8"), file, Limits())
+    except InputError as exc:
+        line = exc.line + 1 if exc.line else 1  # its line in the page, past the opening `---`
+        problems.add(P.PARSE, "the front matter does not parse as YAML, so its title, status and type are not "
+                     "read (the page is); fix the YAML between the `---` lines", file=file, line=line,
+                     severity=P.WARNING)
+        return end + 1, {}
+    return end + 1, _meta(doc, file, problems)
+
+
+def _meta(doc, file: str, problems: P.Problems) -> dict:
+    """The front matter's `title`, `status` and `type`, each when valid (else a warning)."""
+    if not isinstance(doc, dict):
+        return {}
+    out = {}
+    title, status, kind = doc.get("title"), doc.get("status"), doc.get("type")
+    if isinstance(title, str) and title.strip():
+        out["title"] = title.strip()
+    for name, value, ok in (("status", status, status in STATUSES),
+                            ("type", kind, isinstance(kind, str) and _LABEL.match(kind) is not None)):
+        if value is None:
+            continue
+        if ok:
+            out[name] = value
+        else:
+            problems.add(P.SCHEMA, f"the front matter's `{name}` is not valid (a status is one of "
+                         f"{', '.join(STATUSES)}; a type is a short label), so it is not read",
+                         file=file, line=1, severity=P.WARNING)
+    return out
+
+
+def title_of(page: Page, parsed: Parsed) -> str:
+    """The front matter's title, else the first level-1 heading's text, else the file name."""
+    if "title" in parsed.meta:
+        return parsed.meta["title"]
+    first = next((h.text for h in parsed.headings if h.level == 1 and h.text), None)
+    return first or os.path.splitext(page.id.rsplit("/", 1)[-1])[0]
+
+
+def records(page: Page, parsed: Parsed, chunk: str) -> list[tuple[dict, int]]:
+    """The page's records, each with its line: one per section (``heading``)
+    or the page (``file``, or a page without a heading)."""
+    title = title_of(page, parsed)
+    extra = {k: parsed.meta[k] for k in ("type", "status") if k in parsed.meta}
+    lines, heads = parsed.lines, parsed.headings
+    if chunk == "file" or not heads:
+        body = "\n".join(lines[parsed.body:]).strip("\n")
+        return [({"id": page.id, "title": title, "text": f"{title}\n\n{body}" if body else title, **extra},
+                 parsed.body + 1)]
+    out = []
+    trail: list[Heading] = []
+    for i, h in enumerate(heads):
+        trail = [t for t in trail if t.level < h.level] + [h]
+        start = parsed.body if i == 0 else h.end
+        stop = heads[i + 1].line - 1 if i + 1 < len(heads) else len(lines)
+        body_lines = lines[start:h.line - 1] + lines[h.end:stop] if i == 0 else lines[start:stop]
+        words = [title] + [t.text for t in trail if not (t is trail[0] and t.level == 1 and t.text == title)]
+        body = "\n".join(body_lines).strip("\n")
+        head = TRAIL.join(w for w in words if w)
+        rec = {"id": f"{page.id}#{h.anchor}", "doc_id": page.id, "title": title,
+               "text": f"{head}\n\n{body}" if body else head, **extra}
+        out.append((rec, h.line))
+    return out
+
+
+def read_markdown_corpus(root: str, base_dir: str, spec, limits: Limits, problems: P.Problems,
+                         on_doc: Callable[[str, dict], None] | None = None, hasher=None) -> Corpus:
+    """Every page ``spec`` (a :class:`config.load.MarkdownSpec`) names, as
+    records (``on_doc`` sees each); the corpus is named by its globs."""
+    shown = spec.shown
+    corpus = Corpus(file=shown)
+    shared = limits.of_kind("the Markdown pages")
+    pages = list_pages(root, base_dir, Globs(spec.paths, spec.exclude), limits, shown)
+    progress = current_progress()
+    total, count = 0, 0
+    for n, page in enumerate(pages, 1):
+        progress.tick(f"reading {shown}", n, part=(n, len(pages)))
+        text = page_text(page, shared, hasher)
+        corpus.pages[page.id] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        for rec, line in records(page, parse_page(text, page.display, problems), spec.chunk):
+            count += 1
+            if count > limits.max_records:
+                raise InputError("limit", f"the pages of `{shown}` hold more than {limits.max_records} records "
+                                 "(raise `limits.max_records` in the config if this is intended)",
+                                 file=page.display)
+            if rec["id"] in corpus.docs:
+                problems.add(P.CONSISTENCY, "a section's id is also another page's or section's id (a file "
+                             "name with `#`?); rename the page", file=page.display, line=line, id=rec["id"])
+                continue
+            _add(corpus, rec, line, page.display)
+            if on_doc is not None:
+                on_doc(rec["id"], rec)
+            total += line_sum(((rec["id"] + "\x00" + rec["text"]).encode("utf-8"),))
+    corpus.fingerprint = fingerprint(total, count)
+    return corpus
+
+
+def _add(corpus: Corpus, rec: dict, line: int, display: str) -> None:
+    doc_id, status = rec["id"], rec.get("status", "active")
+    corpus.docs[doc_id] = corpus.doc(rec.get("type"), status, None)
+    assert corpus.lines is not None
+    corpus.lines[doc_id] = line
+    corpus.where[doc_id] = display
+    corpus.note_blank(doc_id, rec, line)
+    if status != "active":
+        corpus.inactive.add(doc_id)
+    if "doc_id" in rec:
+        corpus.parents[doc_id] = rec["doc_id"]
