@@ -35,6 +35,7 @@ from rag_corpus_check.pipeline.stages import (
 from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
 from rag_corpus_check.retrieval.protocol import BaseQuestions
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
+from rag_corpus_check.safe_io.pages import Globs
 
 
 def check_with_base(root: str, config_path: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
@@ -116,7 +117,7 @@ def head_layout(root: str, cfg: Config, config_rel: str, checked: str) -> R.Layo
         return None if rel is None else where(os.path.join(cfg.base_dir, rel))
 
     return R.Layout(checked.rstrip("/") or ".", where(os.path.join(os.path.abspath(root), config_rel)),
-                    named(cfg.corpus), named(cfg.gold), named(cfg.run))
+                    named(cfg.corpus) if cfg.markdown is None else None, named(cfg.gold), named(cfg.run))
 
 
 def base_layout(tree: BaseTree, base_cfg: Config, base_file: str) -> R.Layout:
@@ -132,8 +133,8 @@ def base_layout(tree: BaseTree, base_cfg: Config, base_file: str) -> R.Layout:
             return path  # it fails when the base is measured, and says why
 
     checked = tree.checked if tree.checked is not None else tree.checkout.prefix
-    return R.Layout(checked.rstrip("/") or ".", base_file, named(base_cfg.corpus), named(base_cfg.gold),
-                    named(base_cfg.run))
+    return R.Layout(checked.rstrip("/") or ".", base_file, named(base_cfg.corpus) if base_cfg.markdown is None
+                    else None, named(base_cfg.gold), named(base_cfg.run))
 
 
 def configured(root: str, config_path: str) -> str:
@@ -207,11 +208,21 @@ def _export_base(tree: BaseTree, base_cfg: Config) -> None:
     if base_cfg.run is None and base_cfg.ranker.runs_command:
         raise InputError("command", "the base's config ranks with a retriever command, which the check does not "
                                     "run at the base commit (it would run the base's code)")
+    if base_cfg.markdown is not None:
+        _export_pages(tree, base_cfg)
     for rel in base_cfg.input_files:
         path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
         shown = path.replace(os.sep, "/")
         if tree.export(path, base_cfg.limits.max_file_bytes) is None:
             raise InputError("missing", f"`{safe_text(shown, 200)}` does not exist at the base commit", file=shown)
+
+
+def _export_pages(tree: BaseTree, base_cfg: Config) -> None:
+    """The base's Markdown pages copied out of git, as the base config names them."""
+    spec = base_cfg.markdown
+    assert spec is not None
+    folder = os.path.relpath(base_cfg.base_dir, tree.root).replace(os.sep, "/")
+    tree.export_pages(folder, Globs(spec.paths, spec.exclude), base_cfg.limits, spec.shown)
 
 
 def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | None:

@@ -132,7 +132,7 @@ def _visit(entry: os.DirEntry, child: str, real_root: str, globs: Globs, limits:
     if not wanted:
         return
     display = _display(real_root, entry.path)
-    _check_name(child, display)
+    check_page_name(child, display)
     if not stat.S_ISREG(st.st_mode):
         what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
         raise InputError("path", f"is {what}; the pages of a Markdown corpus must be regular files in the "
@@ -144,7 +144,8 @@ def _visit(entry: os.DirEntry, child: str, real_root: str, globs: Globs, limits:
     found[child] = Page(entry.path, display, child)
 
 
-def _check_name(rel: str, display: str) -> None:
+def check_page_name(rel: str, display: str) -> None:
+    """A page name that can be an id (UTF-8, no control character, at most 512 characters)."""
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
