@@ -29,7 +29,7 @@ PAGES = {
     "Add a VAT number to the invoice from the account settings.\n",
     "docs/shipping/countries.md": "# Shipping countries\n\nWe ship parcels to every country of the European Union.\n",
     "docs/shipping/tracking.md": "# Tracking a parcel\n\nEach parcel has a tracking link in the dispatch email.\n",
-    "docs/account/password.md": "# Password reset\n\nReset a forgotten password from the sign-in page link.\n",
+    "docs/account/password.md": "# Password reset\n\nUse the link on the sign-in page to choose a new password when you forgot it.\n",
     "docs/drafts/secret.md": "# Refund refund refund\n\nA draft page about refunds, refunds and refund times.\n",
 }
 GOLD = """queries:

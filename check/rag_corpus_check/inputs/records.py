@@ -69,6 +69,10 @@ class Corpus:
     def count(self) -> int:
         return len(self.docs)
 
+    def file_of(self, doc_id: str) -> str:
+        """The file a record is in (a Markdown corpus: its page; else the corpus file)."""
+        return self.where.get(doc_id, self.file)
+
     def doc(self, dtype: str | None, status: str, snapshot: str | None) -> Doc:
         """The shared Doc for these values."""
         key = (dtype, status, snapshot)
