@@ -172,3 +172,43 @@ def test_the_base_pages_are_read_with_two_git_processes_whatever_their_number(re
         assert code == 0, text
         counts.append(len(calls))
     assert counts[0] == counts[1], counts  # the same git processes for 6 pages and for 46
+
+
+def test_a_pure_move_passes_and_is_listed(repo, tmp_path, capsys):
+    base = repos.commit(repo, "base")
+    (repo / "docs/payments").mkdir()
+    (repo / "docs/billing/refunds.md").rename(repo / "docs/payments/refunds.md")
+    repos.commit(repo, "move the refunds page")
+    code, text, res, summary = run(tmp_path, capsys, "--base", base)
+    assert code == 0, text
+    assert all(d["delta"] == 0 for d in res["comparison"]["deltas"]), res["comparison"]["deltas"]
+    notes = res["comparison"]["notes"]
+    assert any("`docs/billing/refunds.md` → `docs/payments/refunds.md`" in n for n in notes), notes
+    carried = [p for p in res["problems"] if "carried to the new path" in p["message"]]
+    assert [(p["file"], p["line"], p["severity"]) for p in carried] == [("gold.yaml", 4, "warning")], carried
+    assert "docs/payments/refunds.md" in carried[0]["message"]
+    assert res["comparison"]["rules"]["loosened"] == [] and res["comparison"]["unjudged_new_docs"] == []
+    assert "moved with the content unchanged" in summary
+
+
+def test_a_move_with_the_gold_set_updated_passes_without_a_warning(repo, tmp_path, capsys):
+    base = repos.commit(repo, "base")
+    (repo / "docs/shipping/countries.md").rename(repo / "docs/shipping/where-we-ship.md")
+    repos.edit(repo / "gold.yaml", "docs/shipping/countries.md", "docs/shipping/where-we-ship.md")
+    repos.commit(repo, "rename a page and its label")
+    code, text, res, _ = run(tmp_path, capsys, "--base", base)
+    assert code == 0, text
+    assert not [p for p in res["problems"] if "moved" in p["message"]]
+    assert all(d["delta"] == 0 for d in res["comparison"]["deltas"])
+    assert not res["comparison"]["gold_changed"]
+
+
+def test_a_page_moved_and_edited_is_a_new_page_and_the_old_label_is_unknown(repo, tmp_path, capsys):
+    base = repos.commit(repo, "base")
+    (repo / "docs/shipping/countries.md").unlink()
+    _write(repo, {"docs/shipping/where.md": "# Shipping countries\n\nWe ship parcels to every EU country.\n"})
+    repos.commit(repo, "move and edit")
+    code, text, res, _ = run(tmp_path, capsys, "--base", base)
+    assert code == 2, text
+    assert any("unknown document id" in p["message"] and p["id"] == "docs/shipping/countries.md"
+               for p in res["problems"]), res["problems"]

@@ -76,10 +76,11 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
             return decide(out)
         exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    head = measure(root, cfg, out, options, also_rank)
+    moved = _moved_pages(root, tree, base_cfg, cfg, out) if exported else {}
+    head = measure(root, cfg, out, options, also_rank, moved)
     # the head's means charged before the base is measured: over the budget, the base is not
     ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
-    comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
+    comparison = _compare(cfg, base_cfg, tree, out, head, options, moved) if ready else None
     out.gated = gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
     return decide(out)
 
@@ -256,7 +257,7 @@ def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
 
 
 def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs,
-             check_options: Options) -> Comparison | None:
+             check_options: Options, moved: dict[str, str]) -> Comparison | None:
     """Measure the base and compare; None when the base's inputs are invalid
     (an input error, or with --no-require-base a warning: :func:`_unmeasured`)."""
     base_out = Outcome(P.Problems(), Context(), config=base_cfg)
@@ -267,7 +268,7 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     enter(out, "compare")
     assert out.base is not None and out.evaluation is not None
     measures, options = cfg.measures(), cfg.options()
-    base_side = _side(base_out, base, measures, options)
+    base_side = _on_new_paths(_side(base_out, base, measures, options), moved)
     head_side = _side(out, head, measures, options)
     level = R.level_change(base_out.level, out.level)
     if level is not None and out.rules is not None:
@@ -287,6 +288,38 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     _change_warnings(cfg, out)
     _vector_trust(cfg, base_cfg, out, base_out)
     return comparison
+
+
+def _moved_pages(root: str, tree: BaseTree, base_cfg: Config, cfg: Config, out: Outcome) -> dict[str, str]:
+    """Markdown pages the PR moved with their content unchanged (old id →
+    new id): the same documents, listed in a note."""
+    if base_cfg.markdown is None or cfg.markdown is None:
+        return {}
+    from rag_corpus_check.inputs.markdown import moves, page_digests
+
+    moved = moves(page_digests(tree.root, base_cfg.base_dir, base_cfg.markdown, base_cfg.limits),
+                  page_digests(root, cfg.base_dir, cfg.markdown, cfg.limits))
+    if moved:
+        shown = "; ".join(f"`{safe_text(old, 120)}` → `{safe_text(new, 120)}`" for old, new in sorted(moved.items())[:20])
+        more = f" and {len(moved) - 20} more" if len(moved) > 20 else ""
+        _note(out, f"{counted(len(moved), 'page')} moved with the content unchanged, the same documents (the base's "
+                   f"labels follow them): {shown}{more}")
+    return moved
+
+
+def _on_new_paths(side: Side, moved: dict[str, str]) -> Side:
+    """The base's side with the ids of moved pages (and their sections) on their new paths."""
+    if not moved:
+        return side
+    from rag_corpus_check.inputs.markdown import moved_id
+
+    def ids(ranking):
+        return [moved_id(d, moved) for d in ranking]
+
+    return dataclasses.replace(
+        side, gold={q: {moved_id(d, moved): g for d, g in grades.items()} for q, grades in side.gold.items()},
+        run={q: ids(r) for q, r in side.run.items()}, ids={moved_id(d, moved) for d in side.ids},
+        parents={moved_id(c, moved): moved_id(d, moved) for c, d in side.parents.items()})
 
 
 def _invalid(problems: P.Problems) -> InputError:

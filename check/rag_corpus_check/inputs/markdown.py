@@ -222,3 +222,81 @@ def _add(corpus: Corpus, rec: dict, line: int, display: str) -> None:
         corpus.inactive.add(doc_id)
     if "doc_id" in rec:
         corpus.parents[doc_id] = rec["doc_id"]
+
+
+def page_digests(root: str, base_dir: str, spec, limits: Limits) -> dict[str, str]:
+    """page id → the sha-256 of its bytes, for every page ``spec`` names
+    (no parse: what a move is found from). Empty when the pages cannot be
+    read (the reader then says why)."""
+    shared = limits.of_kind("the Markdown pages")
+    try:
+        pages = list_pages(root, base_dir, Globs(spec.paths, spec.exclude), limits, spec.shown)
+        return {p.id: _digest(p, shared) for p in pages}
+    except InputError:
+        return {}
+
+
+def _digest(page: Page, limits: Limits) -> str:
+    from rag_corpus_check.safe_io import read_bytes
+    from rag_corpus_check.safe_io.paths import MAX_DOCUMENT_BYTES
+
+    return hashlib.sha256(read_bytes(page.real, page.display, limits.max_file_bytes, ceiling=MAX_DOCUMENT_BYTES,
+                                     limits=limits)).hexdigest()
+
+
+def moves(base: dict[str, str], head: dict[str, str]) -> dict[str, str]:
+    """old page id → new page id, for each page gone from the head whose
+    exact content is on a page new in the head (one page each way: a page
+    copied twice, or two pages alike, is no move)."""
+    gone = [(digest, page) for page, digest in base.items() if page not in head]
+    new = [(digest, page) for page, digest in head.items() if page not in base]
+    once_gone = _once(gone)
+    once_new = _once(new)
+    return {once_gone[d]: once_new[d] for d in once_gone.keys() & once_new.keys()}
+
+
+def _once(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    seen: dict[str, str | None] = {}
+    for digest, page in pairs:
+        seen[digest] = None if digest in seen else page
+    return {d: p for d, p in seen.items() if p is not None}
+
+
+def moved_id(doc_id: str, moved: dict[str, str]) -> str:
+    """``doc_id`` (a page, or ``page#anchor``) on its page's new path."""
+    page, sep, anchor = doc_id.partition("#")
+    return moved[page] + sep + anchor if page in moved else doc_id
+
+
+SHOWN = 5
+
+
+def carry_labels(gold, moved: dict[str, str], problems: P.Problems) -> None:
+    """Labels of ``gold`` on a page the PR moved (content unchanged) put on
+    its new path, each with a warning (the first :data:`SHOWN`) saying what
+    to update."""
+    from rag_corpus_check.inputs.gold_merge import where
+
+    origins = getattr(gold, "origins", None)
+    carried = 0
+    for q in gold.queries.values():
+        if not any(moved_id(d, moved) != d for d in q.relevant):
+            continue
+        relevant, lines = {}, {}
+        for d, grade in q.relevant.items():
+            new = moved_id(d, moved)
+            if new != d:
+                carried += 1
+                if carried <= SHOWN:
+                    file, line = where(gold, q, d)
+                    problems.add(P.CONSISTENCY, f"labels a page this PR moved to `{new}` with its content "
+                                 "unchanged: the label is carried to the new path — write the new path in the "
+                                 "gold set", file=file, line=line, id=d, severity=P.WARNING)
+                if origins is not None and (q.query_id, d) in origins:
+                    origins[(q.query_id, new)] = origins[(q.query_id, d)]
+            relevant[new] = grade
+            lines[new] = q.label_lines.get(d)
+        q.relevant, q.label_lines = relevant, lines
+    if carried > SHOWN:
+        problems.add(P.CONSISTENCY, f"{carried - SHOWN} more labels name pages this PR moved; they are carried to "
+                     "the new paths — write the new paths in the gold set", file=gold.file, severity=P.WARNING)

@@ -88,11 +88,13 @@ def _may_run(out: Outcome, options: Options) -> bool:
     return not problems.has_errors()
 
 
-def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None) -> Inputs:
+def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None,
+            moved: dict[str, str] | None = None) -> Inputs:
     """load → retrieve → evaluate → validate for one tree. Sets
     ``out.evaluation`` when it stands (no input error). Returns the inputs.
     ``also_rank`` (the base's questions) is ranked by the built-in retriever
-    too, into ``out.base_gold_rankings``."""
+    too, into ``out.base_gold_rankings``. ``moved``: Markdown pages the PR
+    moved unchanged (old id → new id), whose labels are carried."""
     if (cfg.run is None and cfg.ranker.runs_command
             and (refusal := command_refusal(out.context, options.allow_command))):
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
@@ -107,6 +109,10 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
 
         retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
     inputs = _read(cfg, out, sources, retriever)
+    if moved and inputs.gold is not None:
+        from rag_corpus_check.inputs.markdown import carry_labels
+
+        carry_labels(inputs.gold, moved, out.problems)
     _measure_inputs(cfg, out, inputs, retriever, options, also_rank)
     return inputs
 
