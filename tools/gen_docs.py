@@ -89,6 +89,8 @@ def properties(node: dict, prefix: str = "") -> Iterator[tuple[str, dict]]:
         yield from properties(sub, path + ".")
         for alt in _value_schemas(sub):
             yield from properties(alt, f"{path}.<measure>.")
+        for alt in sub.get("anyOf", []):  # a value written two ways (`corpus:` a path or a section)
+            yield from properties(alt, path + ".")
         if isinstance(sub.get("items"), dict) and "properties" in sub["items"]:
             yield from properties(sub["items"], path + "[].")
 
@@ -118,8 +120,8 @@ def kind(node: dict) -> str:
         return " | ".join(map(_literal, node["enum"]))
     if "$ref" in node:
         return node["$ref"].rsplit("/", 1)[-1]
-    if "oneOf" in node:
-        return " or ".join(kind(alt) for alt in node["oneOf"])
+    if "oneOf" in node or "anyOf" in node:
+        return " or ".join(kind(alt) for alt in node.get("oneOf", node.get("anyOf")))
     types = node.get("type", "")
     return " or ".join(_type(t, node) for t in ([types] if isinstance(types, str) else types))
 

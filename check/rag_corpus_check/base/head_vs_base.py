@@ -295,7 +295,7 @@ def _moved_pages(root: str, tree: BaseTree, base_cfg: Config, cfg: Config, out: 
     new id): the same documents, listed in a note."""
     if base_cfg.markdown is None or cfg.markdown is None:
         return {}
-    from rag_corpus_check.inputs.markdown import moves, page_digests
+    from rag_corpus_check.inputs.markdown_corpus import moves, page_digests
 
     moved = moves(page_digests(tree.root, base_cfg.base_dir, base_cfg.markdown, base_cfg.limits),
                   page_digests(root, cfg.base_dir, cfg.markdown, cfg.limits))
@@ -311,7 +311,7 @@ def _on_new_paths(side: Side, moved: dict[str, str]) -> Side:
     """The base's side with the ids of moved pages (and their sections) on their new paths."""
     if not moved:
         return side
-    from rag_corpus_check.inputs.markdown import moved_id
+    from rag_corpus_check.inputs.markdown_corpus import moved_id
 
     def ids(ranking):
         return [moved_id(d, moved) for d in ranking]

@@ -135,7 +135,8 @@ class BaseTree:
 
     def _pages(self, listing: bytes, top: str, globs: Globs, limits: Limits, shown: str) -> list[tuple[str, str]]:
         """(oid, id) of each page the listing holds, its sizes within the limits."""
-        out, total = [], 0
+        out: list[tuple[str, str]] = []
+        total = 0
         for entry in filter(None, listing.split(b"\x00")):
             meta, _, raw = entry.partition(b"\t")
             mode, _kind, oid, size = meta.decode("ascii", "replace").split()

@@ -103,7 +103,7 @@ class MarkdownSpec:
     """`corpus: {format: markdown, ...}`: which pages (globs relative to the
     config's folder, `exclude` left out) and how they are chunked (`heading`:
     a record per section; `file`: a record per page). Read by
-    :mod:`inputs.markdown`; all four settings are rules (:mod:`gate.rules`)."""
+    :mod:`inputs.markdown_corpus`; all four settings are rules (:mod:`gate.rules`)."""
 
     paths: tuple[str, ...]
     exclude: tuple[str, ...] = ()

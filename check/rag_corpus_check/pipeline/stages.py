@@ -110,7 +110,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
         retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
     inputs = _read(cfg, out, sources, retriever)
     if moved and inputs.gold is not None:
-        from rag_corpus_check.inputs.markdown import carry_labels
+        from rag_corpus_check.inputs.markdown_corpus import carry_labels
 
         carry_labels(inputs.gold, moved, out.problems)
     _measure_inputs(cfg, out, inputs, retriever, options, also_rank)

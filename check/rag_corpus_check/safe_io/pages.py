@@ -13,6 +13,7 @@ and their bytes together within ``max_file_bytes`` (one tally).
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import re
 import stat
@@ -164,7 +165,16 @@ def page_text(page: Page, limits: Limits, hasher=None) -> str:
     """A page's text: UTF-8 (a BOM dropped), within the limits of the pages
     together (``limits`` with a tally) and at most 4 MiB each. ``hasher`` is
     fed its id and bytes."""
-    data = read_bytes(page.real, page.display, limits.max_file_bytes, ceiling=MAX_DOCUMENT_BYTES, limits=limits)
+    used = limits.used()[0]
+    try:
+        data = read_bytes(page.real, page.display, limits.max_file_bytes, hashlib.sha256(), ceiling=MAX_DOCUMENT_BYTES,
+                          limits=limits)
+    except InputError as exc:
+        if exc.kind == "limit" and used + MAX_DOCUMENT_BYTES > limits.max_file_bytes:
+            raise InputError("limit", f"the pages together are over {limits.max_file_bytes} bytes with this one "
+                             "(raise `limits.max_file_bytes` in the config if this is intended)",
+                             file=page.display) from None
+        raise
     if hasher is not None:
         hasher.update(page.id.encode("utf-8") + b"\x00" + len(data).to_bytes(8, "big") + data)
     if data.startswith(codecs.BOM_UTF8):

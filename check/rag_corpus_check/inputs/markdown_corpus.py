@@ -101,7 +101,7 @@ def _inline_text(inline) -> str:
             out.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             out.append(" ")
-    return "".join(out).strip()
+    return "".join(out)  # a space before an image stays (GitHub's anchor keeps its `-`)
 
 
 def _front_matter(lines: list[str], file: str, problems: P.Problems) -> tuple[int, dict]:
@@ -149,7 +149,7 @@ def title_of(page: Page, parsed: Parsed) -> str:
     """The front matter's title, else the first level-1 heading's text, else the file name."""
     if "title" in parsed.meta:
         return parsed.meta["title"]
-    first = next((h.text for h in parsed.headings if h.level == 1 and h.text), None)
+    first = next((h.text.strip() for h in parsed.headings if h.level == 1 and h.text.strip()), None)
     return first or os.path.splitext(page.id.rsplit("/", 1)[-1])[0]
 
 
@@ -170,7 +170,7 @@ def records(page: Page, parsed: Parsed, chunk: str) -> list[tuple[dict, int]]:
         start = parsed.body if i == 0 else h.end
         stop = heads[i + 1].line - 1 if i + 1 < len(heads) else len(lines)
         body_lines = lines[start:h.line - 1] + lines[h.end:stop] if i == 0 else lines[start:stop]
-        words = [title] + [t.text for t in trail if not (t is trail[0] and t.level == 1 and t.text == title)]
+        words = [title] + [t.text.strip() for t in trail if not (t is trail[0] and t.level == 1 and t.text.strip() == title)]
         body = "\n".join(body_lines).strip("\n")
         head = TRAIL.join(w for w in words if w)
         rec = {"id": f"{page.id}#{h.anchor}", "doc_id": page.id, "title": title,
