@@ -135,7 +135,7 @@ def test_hostile_markdown_sections_follow_the_parser(tmp_path):
     assert "# a comment in a fence" in first and "# inside an HTML block" in first and "unclosed" not in first
     assert seen[4]["text"].startswith("Main title › Repeat › Ünïcödé emphasis code link\n\nthree")
     assert [(p.kind, p.file, p.line, p.severity) for p in problems.items] == [(P.PARSE, "docs/h.md", 3, P.WARNING)]  # where YAML finds the flow unclosed
-    assert corpus.lines["docs/h.md#main-title"] == 5 and corpus.file_of("docs/h.md#repeat") == "docs/h.md"
+    assert corpus.lines["docs/h.md#main-title"] == 6 and corpus.file_of("docs/h.md#repeat") == "docs/h.md"
 
 
 def test_front_matter_titles_types_statuses_and_the_fallbacks(tmp_path):
