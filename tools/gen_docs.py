@@ -47,12 +47,13 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
         build_retrieve_parser,
     )
     from rag_corpus_check.commands.embed import build_embed_parser
+    from rag_corpus_check.commands.export import build_parser as build_export_parser
     from rag_corpus_check.commands.pool import build_parser as build_pool_parser
     from rag_corpus_check.commands.validate import build_parser as build_validate_parser
 
     return {"check": build_parser(), "retrieve": build_retrieve_parser(), "merge": build_merge_parser(),
             "pool": build_pool_parser(), "embed": build_embed_parser(), "validate": build_validate_parser(),
-            "add-labels": build_add_labels_parser()}
+            "add-labels": build_add_labels_parser(), "export": build_export_parser()}
 
 
 def subcommands() -> set[str]:
