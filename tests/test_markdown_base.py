@@ -212,3 +212,28 @@ def test_a_page_moved_and_edited_is_a_new_page_and_the_old_label_is_unknown(repo
     assert code == 2, text
     assert any("unknown document id" in p["message"] and p["id"] == "docs/shipping/countries.md"
                for p in res["problems"]), res["problems"]
+
+
+def test_a_symlinked_page_at_the_base_is_refused_without_reading_it(repo, tmp_path, capsys):
+    (repo / "docs/shipping/countries.md").unlink()
+    (repo / "docs/shipping/countries.md").symlink_to("/etc/passwd")
+    base = repos.commit(repo, "a base with a symlinked page")
+    (repo / "docs/shipping/countries.md").unlink()
+    _write(repo, {"docs/shipping/countries.md": PAGES["docs/shipping/countries.md"]})
+    repos.commit(repo, "the page itself")
+    code, text, res, _ = run(tmp_path, capsys, "--base", base)
+    assert code == 2, text
+    assert any("is a symlink" in p["message"] and base[:12] in p["message"] for p in res["problems"]), res["problems"]
+    assert "root:" not in text
+
+
+def test_the_base_config_decides_which_pages_the_base_has(repo, tmp_path, capsys):
+    base = repos.commit(repo, "base")
+    # the head reads the drafts too (a rule change, with a reason); the base is still read as its config says
+    repos.edit(repo / ".rag-corpus-check.yml", '  exclude: ["docs/drafts/**"]\n', "")
+    repos.edit(repo / ".rag-corpus-check.yml", "version: 1", "version: 1\nrule_change_reason: index the drafts")
+    repos.commit(repo, "drafts in")
+    code, text, res, _ = run(tmp_path, capsys, "--base", base)
+    assert res["comparison"]["rules"]["source"] == "head-override"
+    new = {d for e in res["comparison"]["unjudged_new_docs"] for d in e["doc_ids"]}
+    assert new == {"docs/drafts/secret.md"}, res["comparison"]["unjudged_new_docs"]

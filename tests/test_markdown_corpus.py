@@ -241,3 +241,12 @@ def test_parse_page_on_crlf_and_empty():
     assert [(h.anchor, h.line) for h in parsed.headings] == [("a", 1), ("b", 4)]
     assert not problems.items
     assert os.sep  # noqa: the module is used on every platform
+
+
+def test_headings_cannot_multiply_a_long_title(tmp_path):
+    page = "---\ntitle: " + "T" * 5000 + "\n---\n" + "#\n" * 5000
+    with pytest.raises(InputError) as exc:
+        _corpus(tmp_path, {"docs/bomb.md": page})
+    assert exc.value.kind == "limit" and exc.value.file == "docs/bomb.md" and "chunk: file" in exc.value.message
+    _, seen, _ = _corpus(tmp_path, {"docs/bomb.md": page}, chunk="file")  # one record: no trail repeated
+    assert len(seen) == 1

@@ -47,6 +47,10 @@ TRAIL = " › "
 STATUSES = ("active", "stale", "restricted")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,63}$")
 _FRONT_END = ("---", "...")
+# A page's records hold at most this many times its characters (plus SLACK): each section repeats
+# the page's title and its heading trail, which 2-byte `#` lines under a long title would multiply.
+AMPLIFICATION = 8
+SLACK = 64 * 1024
 MAX_FRONT_MATTER_LINES = 1000  # a `---` first line with no end this soon is a thematic break, not a front matter
 
 
@@ -193,7 +197,12 @@ def read_markdown_corpus(root: str, base_dir: str, spec, limits: Limits, problem
         progress.tick(f"reading {shown}", n, part=(n, len(pages)))
         text = page_text(page, shared, hasher)
         corpus.pages[page.id] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        for rec, line in records(page, parse_page(text, page.display, problems), spec.chunk):
+        made = records(page, parse_page(text, page.display, problems), spec.chunk)
+        if sum(len(rec["text"]) + len(rec["title"]) for rec, _ in made) > AMPLIFICATION * len(text) + SLACK:
+            raise InputError("limit", f"the page's sections repeat its title and headings (their trails) to more than "
+                             f"{AMPLIFICATION} times the page's own size; use fewer or shorter headings, or "
+                             "`chunk: file`", file=page.display)
+        for rec, line in made:
             count += 1
             if count > limits.max_records:
                 raise InputError("limit", f"the pages of `{shown}` hold more than {limits.max_records} records "
