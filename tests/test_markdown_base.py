@@ -4,8 +4,10 @@ PRs a docs team makes (rewrite, delete, move, new page, unrelated edit, a
 change of how pages are chunked)."""
 
 import json
+import shlex
 
 import pytest
+import yaml
 
 from rag_corpus_check.commands.cli import main
 from rag_corpus_check.core import gitrepo
@@ -126,6 +128,12 @@ def test_a_new_page_in_the_top_k_unjudged_is_reported_and_pooled(repo, tmp_path,
     assert {"query_id": "refund-time", "doc_ids": ["docs/billing/card-refunds.md"]} in new, new
     assert res["comparison"]["pool_command"].startswith("rag-corpus-check pool")
     assert r"card\-refunds" in summary
+    argv = shlex.split(res["comparison"]["pool_command"])[1:]
+    argv[argv.index("--out") + 1] = str(tmp_path / "sheet.yaml")
+    assert main(argv) == 0, capsys.readouterr().out
+    sheet = yaml.safe_load((tmp_path / "sheet.yaml").read_text())
+    pooled = {q["query_id"]: q["relevant"] for q in sheet["queries"]}
+    assert pooled["refund-time"]["docs/billing/card-refunds.md"] is None  # to be judged
 
 
 def test_changing_chunk_is_a_rule_change(repo, tmp_path, capsys):
