@@ -250,3 +250,25 @@ def test_headings_cannot_multiply_a_long_title(tmp_path):
     assert exc.value.kind == "limit" and exc.value.file == "docs/bomb.md" and "chunk: file" in exc.value.message
     _, seen, _ = _corpus(tmp_path, {"docs/bomb.md": page}, chunk="file")  # one record: no trail repeated
     assert len(seen) == 1
+
+
+def test_the_ascii_shortcut_removes_what_the_ranges_remove():
+    from rag_corpus_check.core import anchors
+
+    for code in range(128):
+        c = chr(code)
+        assert (anchors._ASCII.sub("", c) == "") == anchors._removed(c), code
+
+
+@pytest.mark.parametrize("content", [
+    "Plain words 42", "Tabs\tand  two spaces", "Price: $5 + 10% {x} #tag @me = ^up", "a - b : c",
+    "*emph* and _under_", "`code` span", "[link](url)", "![image](x) after", "<b>html</b>", "&amp; &copy;",
+    "back\\\\slash \\*", "~~strike~~", "trailing space ", "é unicode ✓",
+])
+def test_the_heading_text_shortcut_is_the_parsers_text(content):
+    from markdown_it import MarkdownIt
+
+    from rag_corpus_check.inputs.markdown_corpus import _inline_text, heading_text
+
+    full = MarkdownIt("commonmark")
+    assert heading_text(content, full, {}) == _inline_text(full.parseInline(content, {})[0])

@@ -75,10 +75,15 @@ class Parsed:
 
 
 @cache
-def _parser():
+def _parsers():
+    """(blocks, inline): CommonMark's block parse alone (the text of a
+    paragraph is not needed), and the inline parse a heading's text gets,
+    with the page's link reference definitions."""
     from markdown_it import MarkdownIt  # a Markdown corpus only
 
-    return MarkdownIt("commonmark")
+    blocks = MarkdownIt("commonmark")
+    blocks.core.ruler.disable("inline")
+    return blocks, MarkdownIt("commonmark")
 
 
 def parse_page(text: str, file: str, problems: P.Problems) -> Parsed:
@@ -86,14 +91,29 @@ def parse_page(text: str, file: str, problems: P.Problems) -> Parsed:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     body, meta = _front_matter(lines, file, problems)
     source = "\n" * body + "\n".join(lines[body:])  # the front matter blanked: lines keep their numbers
-    tokens = _parser().parse(source)
+    blocks, inline = _parsers()
+    env: dict = {}
+    tokens = blocks.parse(source, env)
     slugger = Slugger()
     headings = []
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.map is not None:
-            shown = _inline_text(tokens[i + 1])
+            shown = heading_text(tokens[i + 1].content, inline, env)
             headings.append(Heading(int(tok.tag[1]), shown, tok.map[0] + 1, tok.map[1], slugger.slug(shown)))
     return Parsed(lines, headings, body, meta)
+
+
+# A heading's text with none of these is its text as rendered (CommonMark's inline
+# syntax starts at one of them; the "commonmark" preset has no strikethrough or linkify).
+_MARKUP = re.compile(r"[\n\\`*_\[\]!<>&~]")
+
+
+def heading_text(content: str, inline, env: dict) -> str:
+    """A heading's text as rendered: its source when it holds no inline
+    syntax, else the inline parse's text (with the page's references)."""
+    if _MARKUP.search(content) is None:
+        return content
+    return _inline_text(inline.parseInline(content, env)[0])
 
 
 def _inline_text(inline) -> str:
