@@ -272,3 +272,22 @@ def test_the_heading_text_shortcut_is_the_parsers_text(content):
 
     full = MarkdownIt("commonmark")
     assert heading_text(content, full, {}) == _inline_text(full.parseInline(content, {})[0])
+
+
+@pytest.mark.parametrize("page, what", [
+    ("- #\n" * 20_000, "lines that are not empty"),  # 4 characters a line: the parser's work is per line
+    ("# " + "![" * 20_000 + "\n", "links, images"),  # a heading parsed inline at 13 CPU-s a MB
+])
+def test_the_parsers_work_is_bounded_before_it_runs(page, what):
+    with pytest.raises(InputError) as exc:
+        parse_page(page, "docs/p.md", P.Problems())
+    assert exc.value.kind == "limit" and exc.value.file == "docs/p.md" and what in exc.value.message
+
+
+def test_real_pages_are_far_from_the_parsers_bounds():
+    from rag_corpus_check.inputs import markdown_corpus as mc
+
+    page = "# API\n\n" + "".join(f"### `client.get_item_{i}(key_name)`\n\n- a\n- b\n\n```sh\n# x\n```\n\n"
+                                   for i in range(2000))
+    assert len(page.split("\n")) > mc.LINE_SLACK
+    assert len(parse_page(page, "docs/p.md", P.Problems()).headings) == 2001

@@ -52,6 +52,17 @@ _FRONT_END = ("---", "...")
 AMPLIFICATION = 8
 SLACK = 64 * 1024
 MAX_FRONT_MATTER_LINES = 1000  # a `---` first line with no end this soon is a thematic break, not a front matter
+# The parser's work, bounded per character before it runs: at most LINE_SLACK lines that are not
+# empty plus one per BYTES_PER_LINE characters (a page of `#` lines cost 9 CPU-s a MB, one of
+# `- # a` lines 4.2), and the characters of DEAR in headings (parsed inline) at most MARKUP_SLACK
+# plus a MARKUP_SHARE-th of the page (`# ![![…` cost 13 CPU-s a MB). Real pages are far from both
+# (bench/markdown.py: 27 characters a line; tests/test_markdown_corpus.py: an API reference's
+# short sections of short list items under code-span headings).
+LINE_SLACK = 4096
+BYTES_PER_LINE = 6
+MARKUP_SLACK = 16 * 1024
+MARKUP_SHARE = 16
+DEAR = "[]*_!<&"  # what the inline parser scans for at length: links, images, emphasis, HTML, entities
 
 
 @dataclass(frozen=True)
@@ -91,15 +102,27 @@ def parse_page(text: str, file: str, problems: P.Problems) -> Parsed:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     body, meta = _front_matter(lines, file, problems)
     source = "\n" * body + "\n".join(lines[body:])  # the front matter blanked: lines keep their numbers
+    filled = len(lines) - lines.count("")
+    if filled > LINE_SLACK + len(text) // BYTES_PER_LINE:
+        raise InputError("limit", f"the page has {filled} lines that are not empty in {len(text)} characters, "
+                         f"fewer than {BYTES_PER_LINE} characters each (beyond {LINE_SLACK} lines): the parser's "
+                         "work is per line; join the short lines", file=file)
     blocks, inline = _parsers()
     env: dict = {}
     tokens = blocks.parse(source, env)
+    found = [(tok, tokens[i + 1].content) for i, tok in enumerate(tokens)
+             if tok.type == "heading_open" and tok.map is not None]
+    marked = sum(content.count(c) for _, content in found for c in DEAR)
+    if marked > MARKUP_SLACK + len(text) // MARKUP_SHARE:
+        raise InputError("limit", f"the page's headings hold {marked} of the characters `{DEAR}` (links, images, "
+                         f"emphasis, HTML, entities), more than {MARKUP_SLACK} plus one per {MARKUP_SHARE} "
+                         "characters of the page: shorten the headings", file=file)
     slugger = Slugger()
     headings = []
-    for i, tok in enumerate(tokens):
-        if tok.type == "heading_open" and tok.map is not None:
-            shown = heading_text(tokens[i + 1].content, inline, env)
-            headings.append(Heading(int(tok.tag[1]), shown, tok.map[0] + 1, tok.map[1], slugger.slug(shown)))
+    for tok, content in found:
+        shown = heading_text(content, inline, env)
+        assert tok.map is not None
+        headings.append(Heading(int(tok.tag[1]), shown, tok.map[0] + 1, tok.map[1], slugger.slug(shown)))
     return Parsed(lines, headings, body, meta)
 
 
