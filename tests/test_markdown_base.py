@@ -245,3 +245,11 @@ def test_the_base_config_decides_which_pages_the_base_has(repo, tmp_path, capsys
     assert res["comparison"]["rules"]["source"] == "head-override"
     new = {d for e in res["comparison"]["unjudged_new_docs"] for d in e["doc_ids"]}
     assert new == {"docs/drafts/secret.md"}, res["comparison"]["unjudged_new_docs"]
+
+
+def test_a_change_of_chunking_reports_no_page_as_new(repo, tmp_path, capsys):
+    base = repos.commit(repo, "base")
+    repos.edit(repo / ".rag-corpus-check.yml", "chunk: heading", "chunk: file")
+    repos.commit(repo, "chunk by file")
+    code, text, res, _ = run(tmp_path, capsys, "--base", base)
+    assert res["comparison"]["unjudged_new_docs"] == []  # every page was there, as sections
