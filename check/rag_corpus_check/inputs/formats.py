@@ -55,7 +55,8 @@ def _fast_corpus(source, limits, hasher=None, on_block=None):
 def _markdown(source, limits, problems, seen, hasher=None):
     from rag_corpus_check.inputs import markdown_corpus  # a Markdown corpus only (markdown-it-py)
 
-    return markdown_corpus.read_markdown_corpus(source.root, source.real, source.markdown, limits, problems, seen, hasher)
+    return markdown_corpus.read_markdown_corpus(source.root, source.real, source.markdown, limits, problems, seen, hasher,
+                                                source.display)
 
 
 def _fast_trec_run(source, limits, hasher=None):

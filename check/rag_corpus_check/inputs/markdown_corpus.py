@@ -227,10 +227,12 @@ def records(page: Page, parsed: Parsed, chunk: str) -> list[tuple[dict, int]]:
 
 
 def read_markdown_corpus(root: str, base_dir: str, spec, limits: Limits, problems: P.Problems,
-                         on_doc: Callable[[str, dict], None] | None = None, hasher=None) -> Corpus:
+                         on_doc: Callable[[str, dict], None] | None = None, hasher=None,
+                         shown: str | None = None) -> Corpus:
     """Every page ``spec`` (a :class:`config.load.MarkdownSpec`) names, as
-    records (``on_doc`` sees each); the corpus is named by its globs."""
-    shown = spec.shown
+    records (``on_doc`` sees each); the corpus is named by its globs
+    (``shown``: as the root sees them)."""
+    shown = shown or spec.shown
     corpus = Corpus(file=shown)
     shared = limits.of_kind("the Markdown pages")
     pages = list_pages(root, base_dir, Globs(spec.paths, spec.exclude), limits, shown)

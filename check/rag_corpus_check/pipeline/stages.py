@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
@@ -265,7 +266,9 @@ def corpus_source(root: str, cfg: Config, problems: P.Problems) -> Source | None
 
 def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problems: P.Problems) -> Source | None:
     if key == "corpus" and cfg.markdown is not None:
-        return Source(os.path.realpath(cfg.base_dir), cfg.corpus, "markdown", markdown=cfg.markdown, root=root)
+        folder = os.path.realpath(cfg.base_dir)
+        return Source(folder, _globs_shown(root, folder, cfg.markdown.paths), "markdown", markdown=cfg.markdown,
+                      root=root)
     try:
         real, display = resolve_input(root, cfg.base_dir, rel, f"{cfg.path_display}: `{key}`")
     except InputError as exc:
@@ -275,6 +278,12 @@ def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problem
         problems.add(P.CONFIG, unknown_format(key.partition("[")[0]), file=cfg.path_display, id=display)
         return None
     return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order)
+
+
+def _globs_shown(root: str, folder: str, globs: tuple[str, ...]) -> str:
+    """A Markdown corpus as messages name it: its globs, relative to the root."""
+    rel = os.path.relpath(folder, os.path.realpath(root)).replace(os.sep, "/")
+    return safe_text(", ".join(g if rel == "." else f"{rel}/{g}" for g in globs), 1024)
 
 
 def _keep_shard(out: Outcome, shard: tuple[int, int]) -> None:
