@@ -202,28 +202,45 @@ def title_of(page: Page, parsed: Parsed) -> str:
 
 def records(page: Page, parsed: Parsed, chunk: str) -> list[tuple[dict, int]]:
     """The page's records, each with its line: one per section (``heading``)
-    or the page (``file``, or a page without a heading)."""
+    or the page (``file``, or a page without a heading). :class:`InputError`
+    as soon as their texts pass :data:`AMPLIFICATION` times the page's size."""
     title = title_of(page, parsed)
     extra = {k: parsed.meta[k] for k in ("type", "status") if k in parsed.meta}
     lines, heads = parsed.lines, parsed.headings
     if chunk == "file" or not heads:
-        body = "\n".join(lines[parsed.body:]).strip("\n")
-        return [({"id": page.id, "title": title, "text": f"{title}\n\n{body}" if body else title, **extra},
+        return [({"id": page.id, "title": title, "text": _joined(title, lines[parsed.body:]), **extra},
                  parsed.body + 1)]
+    allowed = AMPLIFICATION * sum(map(len, lines)) + SLACK
     out = []
     trail: list[Heading] = []
     for i, h in enumerate(heads):
         trail = [t for t in trail if t.level < h.level] + [h]
-        start = parsed.body if i == 0 else h.end
         stop = heads[i + 1].line - 1 if i + 1 < len(heads) else len(lines)
-        body_lines = lines[start:h.line - 1] + lines[h.end:stop] if i == 0 else lines[start:stop]
-        words = [title] + [t.text.strip() for t in trail if not (t is trail[0] and t.level == 1 and t.text.strip() == title)]
-        body = "\n".join(body_lines).strip("\n")
-        head = TRAIL.join(w for w in words if w)
-        rec = {"id": f"{page.id}#{h.anchor}", "doc_id": page.id, "title": title,
-               "text": f"{head}\n\n{body}" if body else head, **extra}
-        out.append((rec, h.line))
+        body = lines[parsed.body:h.line - 1] + lines[h.end:stop] if i == 0 else lines[h.end:stop]
+        text = _joined(_trail(title, trail), body)
+        allowed -= len(text) + len(title)
+        if allowed < 0:
+            raise InputError("limit", f"the page's sections repeat its title and headings (their trails) to more "
+                             f"than {AMPLIFICATION} times the page's own size; use fewer or shorter headings, or "
+                             "`chunk: file`", file=page.display)
+        out.append(({"id": f"{page.id}#{h.anchor}", "doc_id": page.id, "title": title, "text": text, **extra},
+                    h.line))
     return out
+
+
+def _trail(title: str, trail: list[Heading]) -> str:
+    """The page's title, then each enclosing heading's text and the section's
+    own (a first level-1 heading that is the title not twice)."""
+    words = [title] + [t.text.strip() for t in trail]
+    if trail[0].level == 1 and words[1] == title:
+        del words[1]
+    return TRAIL.join(w for w in words if w)
+
+
+def _joined(head: str, body: list[str]) -> str:
+    """A record's text: its heading trail (or title), a blank line, its lines."""
+    text = "\n".join(body).strip("\n")
+    return f"{head}\n\n{text}" if text else head
 
 
 def read_markdown_corpus(root: str, base_dir: str, spec, limits: Limits, problems: P.Problems,
@@ -241,13 +258,7 @@ def read_markdown_corpus(root: str, base_dir: str, spec, limits: Limits, problem
     for n, page in enumerate(pages, 1):
         progress.tick(f"reading {shown}", n, part=(n, len(pages)))
         text = page_text(page, shared, hasher)
-        corpus.pages[page.id] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        made = records(page, parse_page(text, page.display, problems), spec.chunk)
-        if sum(len(rec["text"]) + len(rec["title"]) for rec, _ in made) > AMPLIFICATION * len(text) + SLACK:
-            raise InputError("limit", f"the page's sections repeat its title and headings (their trails) to more than "
-                             f"{AMPLIFICATION} times the page's own size; use fewer or shorter headings, or "
-                             "`chunk: file`", file=page.display)
-        for rec, line in made:
+        for rec, line in records(page, parse_page(text, page.display, problems), spec.chunk):
             count += 1
             if count > limits.max_records:
                 raise InputError("limit", f"the pages of `{shown}` hold more than {limits.max_records} records "

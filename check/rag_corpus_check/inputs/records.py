@@ -55,10 +55,7 @@ class Corpus:
     shared: dict[tuple, Doc] = field(default_factory=dict, repr=False, compare=False)
     parents: dict[str, str] = field(default_factory=dict)  # chunk id -> doc_id (records with one)
     blank: list[tuple[str, int]] = field(default_factory=list)  # (id, line): no text, no title
-    # A Markdown corpus: page id -> sha-256 of its text (a page moved unchanged keeps it), and
-    # record id -> the page it is on (its line is in `lines`).
-    pages: dict[str, str] = field(default_factory=dict)
-    where: dict[str, str] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)  # a Markdown corpus: record id -> its page
 
     def note_blank(self, doc_id: str, rec: dict, line: int) -> None:
         """Remember a document no retriever can find by its words (a warning)."""
@@ -96,7 +93,7 @@ class Corpus:
         record without one is a document of its own); a document has the
         type, status, snapshot and line of its first chunk."""
         view = Corpus(file=self.file, fingerprint=self.fingerprint, snapshots=self.snapshots, shared=self.shared,
-                      blank=self.blank, pages=self.pages, where=self.where)
+                      blank=self.blank, where=self.where)
         assert view.lines is not None
         parents = self.parents
         for chunk, doc in self.docs.items():
