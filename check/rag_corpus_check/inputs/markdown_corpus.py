@@ -35,11 +35,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from rag_corpus_check.config.load import MarkdownSpec
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.anchors import Slugger
 from rag_corpus_check.core.progress import current as current_progress
 from rag_corpus_check.inputs.corpus import fingerprint, line_sum
-from rag_corpus_check.inputs.records import Corpus
+from rag_corpus_check.inputs.records import Corpus, Gold
 from rag_corpus_check.safe_io import InputError, Limits
 from rag_corpus_check.safe_io.pages import Globs, Page, list_pages, page_text
 
@@ -243,7 +244,7 @@ def _joined(head: str, body: list[str]) -> str:
     return f"{head}\n\n{text}" if text else head
 
 
-def read_markdown_corpus(root: str, base_dir: str, spec, limits: Limits, problems: P.Problems,
+def read_markdown_corpus(root: str, base_dir: str, spec: MarkdownSpec, limits: Limits, problems: P.Problems,
                          on_doc: Callable[[str, dict], None] | None = None, hasher=None,
                          shown: str | None = None) -> Corpus:
     """Every page ``spec`` (a :class:`config.load.MarkdownSpec`) names, as
@@ -289,7 +290,7 @@ def _add(corpus: Corpus, rec: dict, line: int, display: str) -> None:
         corpus.parents[doc_id] = rec["doc_id"]
 
 
-def page_digests(root: str, base_dir: str, spec, limits: Limits) -> dict[str, str]:
+def page_digests(root: str, base_dir: str, spec: MarkdownSpec, limits: Limits) -> dict[str, str]:
     """page id → the sha-256 of its bytes, for every page ``spec`` names
     (no parse: what a move is found from). Empty when the pages cannot be
     read (the reader then says why)."""
@@ -336,7 +337,7 @@ def moved_id(doc_id: str, moved: dict[str, str]) -> str:
 SHOWN = 5
 
 
-def carry_labels(gold, moved: dict[str, str], problems: P.Problems) -> None:
+def carry_labels(gold: Gold, moved: dict[str, str], problems: P.Problems) -> None:
     """Labels of ``gold`` on a page the PR moved (content unchanged) put on
     its new path, each with a warning (the first :data:`SHOWN`) saying what
     to update."""
