@@ -56,20 +56,22 @@ def test_the_config_normalises_a_markdown_corpus_once(tmp_path):
     assert not problems.items and cfg.corpus == "c.jsonl" and cfg.markdown is None and cfg.corpus_format == "jsonl"
 
 
-@pytest.mark.parametrize("corpus_yaml", [
-    "  format: markdown\n",  # no paths
-    "  format: markdown\n  paths: [\"docs/*.md\"]\n  path: c.jsonl\n",  # a file too
-    "  path: c.jsonl\n  chunk: heading\n",  # jsonl with a markdown setting
-    "  format: markdown\n  paths: [\"../elsewhere/*.md\"]\n",
-    "  format: markdown\n  paths: [\"/etc/*.md\"]\n",
-    "  format: markdown\n  paths: [\"docs/.git/*\"]\n",
-    "  format: markdown\n  paths: [\"docs/*.md\"]\n  chunk: paragraph\n",
-    "  format: html\n  paths: [\"docs/*.md\"]\n",
+@pytest.mark.parametrize("corpus_yaml, message", [
+    ("  format: markdown\n", "missing required `paths`"),
+    ("  format: markdown\n  paths: [\"docs/*.md\"]\n  path: c.jsonl\n", "other settings rule out"),
+    ("  path: c.jsonl\n  chunk: heading\n", "other settings rule out"),
+    ("  format: markdown\n  paths: [\"../elsewhere/*.md\"]\n", "not a glob relative to the config's folder"),
+    ("  format: markdown\n  paths: [\"/etc/*.md\"]\n", "not a glob"),
+    ("  format: markdown\n  paths: [\"docs/.git/*\"]\n", "not a glob"),
+    ("  format: markdown\n  paths: [\"docs/*.md\"]\n  chunk: paragraph\n", "must be one of heading, file"),
+    ("  format: html\n  paths: [\"docs/*.md\"]\n", "must be one of jsonl, markdown"),
+    ("  - a list\n", "must be a path or a mapping"),
 ])
-def test_a_wrong_corpus_object_is_a_schema_error_at_its_line(tmp_path, corpus_yaml):
+def test_a_wrong_corpus_object_is_a_schema_error_at_its_line(tmp_path, corpus_yaml, message):
     cfg, problems = _load(tmp_path, corpus_yaml)
     assert cfg is None
     assert problems.items and all(p.kind == P.SCHEMA and p.file == "cfg.yml" and p.line for p in problems.items)
+    assert any(message in p.message for p in problems.items), [p.message for p in problems.items]
 
 
 def test_a_retriever_command_needs_a_corpus_file(tmp_path):
