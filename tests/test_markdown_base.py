@@ -253,3 +253,16 @@ def test_a_change_of_chunking_reports_no_page_as_new(repo, tmp_path, capsys):
     repos.commit(repo, "chunk by file")
     code, text, res, _ = run(tmp_path, capsys, "--base", base)
     assert res["comparison"]["unjudged_new_docs"] == []  # every page was there, as sections
+
+
+def test_a_deleted_page_with_its_question_removed_still_fails_on_the_bases_gold(repo, tmp_path, capsys):
+    base = repos.commit(repo, "base")
+    (repo / "docs/shipping/countries.md").unlink()
+    repos.edit(repo / "gold.yaml", '''  - query_id: ship
+    query: which countries do you ship parcels to
+    relevant: {"docs/shipping/countries.md": 2}
+''', "")
+    repos.commit(repo, "delete a page and the question it answers")
+    code, text, res, _ = run(tmp_path, capsys, "--base", base)
+    assert code == 1 and res["verdict"] == "fail", text
+    assert any("judged by the base's gold set" in reason for reason in res["gate_reasons"]), res["gate_reasons"]
