@@ -313,7 +313,7 @@ def _on_new_paths(side: Side, moved: dict[str, str]) -> Side:
         return side
     from rag_corpus_check.inputs.markdown_corpus import moved_id
 
-    def ids(ranking):
+    def ids(ranking: list[str]) -> list[str]:
         return [moved_id(d, moved) for d in ranking]
 
     return dataclasses.replace(
