@@ -57,7 +57,7 @@ def _embedded_line(embedding: dict | None, esc) -> str:
     if embedding.get("from_pr"):
         found += f", {embedding['from_pr']} taken from this PR's store (on trust)"
     if not embedding.get("host"):
-        return found + ", none embedded in the job (no endpoint key)"
+        return found + ", nothing embedded in the job"
     return (f"{found}, {counted(embedding['texts'], 'text')} embedded in the job by {esc(embedding['host'], 200)} "
             f"({counted(embedding['tokens'], 'token')}, {counted(embedding['requests'], 'request')})")
 
