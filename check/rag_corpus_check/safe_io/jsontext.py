@@ -129,7 +129,8 @@ def loads_strict(text: str, display: str, line: int | None):
         raise InputError("limit", "JSON nested too deeply", file=display, line=line) from None
     except ValueError as exc:
         raise InputError("parse", f"invalid JSON: {_value_error(exc)}", file=display, line=line) from None
-    if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(value):
+    # "\\" first: one memchr, where the regex alone costs ~1 ns a byte.
+    if "\\" in text and _SURROGATE_ESCAPE.search(text) and _lone_surrogate(value):
         raise InputError("parse", "invalid JSON: a string contains a lone UTF-16 surrogate (a \\uD800–\\uDFFF "
                          "escape without its pair), which is not Unicode text", file=display, line=line)
     return value
@@ -152,14 +153,17 @@ def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tup
     f, feed = open_input(real, display, limits.max_file_bytes, hasher, limits)
     seen_bytes, seen_records = limits.used()
     lineno = total = records = 0
+    # The limits as plain numbers: the checks below run once a line.
+    bytes_left, line_cap = limits.max_file_bytes - seen_bytes, limits.max_line_bytes
     try:
         with f:
-            while raw := _readline(f, limits.max_line_bytes + 1, lineno + 1):
+            while raw := _readline(f, line_cap + 1, lineno + 1):
                 if feed is not None:
                     feed.update(raw)
                 lineno += 1
                 total += len(raw)
-                _within(f, limits, seen_bytes + total, raw, display, lineno)
+                if total > bytes_left or len(raw) > line_cap:
+                    _within(f, limits, seen_bytes + total, raw, display, lineno)
                 if seen_records + lineno > limits.max_records and isinstance(f, Gunzip):
                     raise _refused(f, _over("max_records", f"more than {limits.max_records} lines"
                                             f"{limits.together()}", display, lineno))
