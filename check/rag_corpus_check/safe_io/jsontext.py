@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import json.scanner
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -72,26 +73,34 @@ def _pairs(pairs: list) -> dict:
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_pairs, parse_constant=_reject_constant, parse_float=_parse_float
 )
-_SCAN_ONCE = _DECODER.scan_once  # the C scanner
-_SPACE = json.decoder.WHITESPACE.match
+# The decoder's own scanner (C), and JSON's whitespace as json.decoder has it.
+# (typeshed types the C scanner as a class that takes one of itself)
+_SCAN_ONCE = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
+_SPACE = re.compile(r"[ \t\n\r]*").match
 
 
 def _decode(text: str):
     """``_DECODER.decode(text)`` without its two Python frames per call (a
     JSONL file is decoded a line at a time): the same value, the same errors."""
-    start = _SPACE(text, 0).end() if text[:1] in _JSON_SPACE else 0
+    start = _after_space(text, 0) if text[:1] in _JSON_SPACE else 0
     try:
         value, end = _SCAN_ONCE(text, start)
     except StopIteration as err:
         raise json.JSONDecodeError("Expecting value", text, err.value) from None
     if end != len(text):
-        end = _SPACE(text, end).end()
+        end = _after_space(text, end)
         if end != len(text):
             raise json.JSONDecodeError("Extra data", text, end)
     return value
 
 
 _JSON_SPACE = frozenset(" \t\n\r")
+
+
+def _after_space(text: str, pos: int) -> int:
+    """The first position from ``pos`` that is not JSON whitespace."""
+    m = _SPACE(text, pos)
+    return pos if m is None else m.end()
 
 
 # A `\uD800`-`\uDFFF` escape: JSON can spell a lone UTF-16 surrogate, which is
