@@ -58,3 +58,14 @@ def test_an_invalid_id_is_reported_where_it_is_met_again(tmp_path):
                                      {"query_id": "q2", "ranking": ["ok", "x\u0007"]}])
     assert not run.queries
     assert [p.line for p in problems.items] == [1, 2]
+
+
+def test_lines_jsonschema_accepted_are_ranked_too(tmp_path, monkeypatch):
+    """Should run_record ever refuse a line jsonschema accepts, the line is
+    kept (jsonschema decides) and its ids are still counted as ranked."""
+    from rag_corpus_check.inputs import run as run_module
+
+    monkeypatch.setattr(run_module, "run_record", lambda rec, valid_ids=None: False)
+    run, problems = _read(tmp_path, [{"query_id": "q1", "ranking": ["a", "b"]}, {"query_id": "q2", "ranking": ["c"]}])
+    assert not problems.items
+    assert run.ranked_ids() == {"a", "b", "c"}

@@ -34,25 +34,27 @@ def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problem
 
 
 def _read_jsonl(real, file, limits, problems, run, hasher) -> None:
-    """Each line checked. The ranked ids of the valid lines, collected by
-    the id check (:func:`run_record`), are :attr:`Run.ranked` when every
-    valid line is kept (else it is worked out when asked for)."""
+    """Each line checked. The ranked ids of the lines :func:`run_record`
+    accepted, collected by its id check, are :attr:`Run.ranked` when those
+    are the lines kept (else it is worked out when asked for)."""
     progress = current_progress()
     label = f"reading {file}"
     ranked: set[str] = set()
     valid = partial(run_record, valid_ids=ranked)
-    every_valid_kept = True
+    exact = True  # every kept line's ids are in `ranked`, and only theirs
     for line, rec in iter_jsonl(real, file, limits, hasher=hasher, bad_line=problems.add_input_error):
         progress.tick(label, line, unit="lines")
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
-        elif not schema_ok(problems, ("run", ""), rec, file, line, fast=valid):
             continue
-        elif _new(run, rec, file, line, problems):
+        accepted = valid(rec)
+        if not (accepted or schema_ok(problems, ("run", ""), rec, file, line)):
+            continue
+        kept = _new(run, rec, file, line, problems)
+        if kept:
             run.queries[rec["query_id"]] = RunQuery(rec["query_id"], line, rec["ranking"], rec.get("snapshot"))
-        else:
-            every_valid_kept = False
-    run.ranked = ranked if every_valid_kept else None
+        exact = exact and accepted and kept
+    run.ranked = ranked if exact else None
 
 
 def _new(run: Run, rec: dict, file: str, line: int, problems: P.Problems) -> bool:
