@@ -18,7 +18,8 @@ from rag_corpus_check.gate import rules as R
 from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
 from rag_corpus_check.gate.label_debt import Sides
 from rag_corpus_check.gate.slices import compare_slices, slice_names
-from rag_corpus_check.inputs import Inputs, Run, read_gold_set
+from rag_corpus_check.inputs import Inputs, Run, read_corpus, read_gold_set
+from rag_corpus_check.inputs.cross_file import AtBase
 from rag_corpus_check.metrics.evaluate import evaluate
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
@@ -28,6 +29,7 @@ from rag_corpus_check.pipeline.stages import (
     Options,
     enter,
     gate,
+    corpus_source,
     gold_sources,
     input_sources,
     measure,
@@ -75,7 +77,7 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
             return decide(out)
         exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    head = measure(root, cfg, out, options, also_rank)
+    head = measure(root, cfg, out, options, also_rank, base_corpus_ids(tree.root, base_cfg) if exported else None)
     # the head's means charged before the base is measured: over the budget, the base is not
     ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
     comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
@@ -232,6 +234,34 @@ def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | 
     return out
 
 
+def base_corpus_ids(root: str, base_cfg: Config) -> AtBase:
+    """Of some document ids, those the base's corpus holds (documents, and
+    the documents its chunks belong to). The base's corpus is read for its
+    ids the first time this is asked, which is only when the head's gold set
+    labels ids its own corpus lacks; a base corpus that cannot be read holds
+    none (measuring the base says why)."""
+    held: list[set[str]] = []
+
+    def at_base(ids: set[str]) -> set[str]:
+        if not held:
+            held.append(_corpus_ids(root, base_cfg))
+        return ids & held[0]
+
+    return at_base
+
+
+def _corpus_ids(root: str, base_cfg: Config) -> set[str]:
+    problems = P.Problems()
+    source = corpus_source(root, base_cfg, problems)
+    if source is None:
+        return set()
+    try:
+        corpus = read_corpus(source, base_cfg.limits, problems)
+    except InputError:
+        return set()
+    return corpus.ids() | set(corpus.parents.values())
+
+
 def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
     """The base's questions with their texts (id → text), for the head's
     retriever to rank too; None when the base's gold set cannot be read
@@ -330,7 +360,8 @@ def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: Measur
     assert inputs.corpus is not None
     grades, rankings = out.gold.grades(), out.run.rankings()
     return Side(evaluate(grades, rankings, measures, options), grades, rankings, inputs.corpus.fingerprint,
-                inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()}, inputs.corpus.parents)
+                inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()}, inputs.corpus.parents,
+                inputs.labelled.digests() if inputs.labelled is not None else {})
 
 
 def _change_warnings(cfg: Config, out: Outcome) -> None:

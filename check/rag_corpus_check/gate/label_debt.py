@@ -79,6 +79,7 @@ class DeltaBound:
     base: float | None
     head: float | None
     new_unjudged: int  # unjudged documents in the head's top k that were not in the base's, over the questions
+    rest: DeltaBound | None = None  # over the questions no changed relevant document explains (when some is)
 
     @property
     def delta(self) -> float | None:
@@ -173,8 +174,10 @@ class Sides:
         return [self.base_gold, self.head_gold] + ([self.known] if self.known is not None else [])
 
 
-def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
-    """Give each delta of ``v`` its bound (:class:`DeltaBound`)."""
+def view_bounds(v: View, sides: Sides, scale: Scale, explained: frozenset[str] = frozenset()) -> None:
+    """Give each delta of ``v`` its bound (:class:`DeltaBound`), and when
+    changed relevant documents explain some questions (``explained``) its
+    bound over the others too."""
     paired = [c.query_id for c in v.questions]
     measures = [d.measure for d in v.deltas]
     if not paired:
@@ -184,9 +187,14 @@ def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
     head = bound_values({q: sides.head_gold[q] for q in paired}, sides.head_run, measures, scale,
                         (sides.labels(), sides.base_run))
     base_means, head_means = _means(base, paired, measures), _means(head, paired, measures)
+    rest = [q for q in paired if q not in explained]
+    rest_means = (_means(base, rest, measures), _means(head, rest, measures)) if len(rest) < len(paired) else None
     for d in (d for d in v.deltas if d.measure.name != "Judged"):
-        d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure),
-                             new_unjudged(paired, sides, cut(d.measure, scale.k)))
+        depth = cut(d.measure, scale.k)
+        d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure), new_unjudged(paired, sides, depth))
+        if rest_means is not None:
+            d.bound.rest = DeltaBound(rest_means[0].get(d.measure), rest_means[1].get(d.measure),
+                                      new_unjudged(rest, sides, depth))
 
 
 def new_unjudged(questions: list[str], sides: Sides, depth: int) -> int:
@@ -211,9 +219,13 @@ class Explained:
     delta: float
     bound: float  # the delta if every unjudged top-k document were relevant
     new_unjudged: int
+    questions: int | None = None  # the drop over this many questions, those no changed relevant document explains
 
     def message(self) -> str:
-        return f"{self.new_unjudged} new unjudged documents could explain this drop; pool them"
+        if self.questions is None:
+            return f"{self.new_unjudged} new unjudged documents could explain this drop; pool them"
+        return (f"{self.new_unjudged} new unjudged documents could explain the drop over the {self.questions} "
+                "questions no changed relevant document explains; pool them")
 
 
 def explained_drops(thresholds: list[Threshold], comparison: Comparison) -> list[Explained]:
@@ -227,8 +239,13 @@ def explained_drops(thresholds: list[Threshold], comparison: Comparison) -> list
 
 def _explained(gold: str, d: Delta, allowed: float | None) -> Explained | None:
     """``d`` as an :class:`Explained` drop, or None (no threshold, no drop,
-    no new unjudged document, or a drop they could not explain)."""
-    b = d.bound
-    if allowed is None or b is None or not b.explains(d.delta, allowed):
+    no new unjudged document, or a drop they could not explain). When
+    changed relevant documents explain some questions' drops, only the drop
+    over the other questions is offered to pooling."""
+    b, delta = d.bound, d.delta
+    if d.rest_questions is not None:
+        b, delta = (b.rest if b is not None else None), d.rest
+    if allowed is None or b is None or not b.explains(delta, allowed):
         return None
-    return Explained(gold, d.measure, d.delta, b.delta, b.new_unjudged)  # type: ignore[arg-type]  # explains(): set
+    return Explained(gold, d.measure, delta, b.delta, b.new_unjudged,  # type: ignore[arg-type]  # explains(): set
+                     d.rest_questions)

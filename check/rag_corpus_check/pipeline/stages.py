@@ -16,7 +16,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
-from rag_corpus_check.inputs.cross_file import check_labels, cross_check
+from rag_corpus_check.inputs.cross_file import AtBase, check_labels, cross_check
 from rag_corpus_check.inputs.formats import format_of, unknown_format
 from rag_corpus_check.inputs.question_texts import duplicate_questions
 from rag_corpus_check.inputs.records import without_own_id
@@ -88,11 +88,14 @@ def _may_run(out: Outcome, options: Options) -> bool:
     return not problems.has_errors()
 
 
-def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None) -> Inputs:
+def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None,
+            at_base: AtBase | None = None) -> Inputs:
     """load → retrieve → evaluate → validate for one tree. Sets
     ``out.evaluation`` when it stands (no input error). Returns the inputs.
     ``also_rank`` (the base's questions) is ranked by the built-in retriever
-    too, into ``out.base_gold_rankings``."""
+    too, into ``out.base_gold_rankings``; ``at_base`` (with a base) tells a
+    label on a document the pull request deleted from one on an id that
+    never was (:mod:`cross_file`)."""
     if (cfg.run is None and cfg.ranker.runs_command
             and (refusal := command_refusal(out.context, options.allow_command))):
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
@@ -107,7 +110,7 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
 
         retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
     inputs = _read(cfg, out, sources, retriever)
-    _measure_inputs(cfg, out, inputs, retriever, options, also_rank)
+    _measure_inputs(cfg, out, inputs, retriever, options, also_rank, at_base)
     return inputs
 
 
@@ -120,7 +123,7 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Rank
 
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
-                    also_rank: BaseQuestions | None = None) -> None:
+                    also_rank: BaseQuestions | None = None, at_base: AtBase | None = None) -> None:
     """retrieve → evaluate → validate. The measures need no corpus: a
     committed run is evaluated before the corpus is first asked for. A run
     still to be made is made only when the checks that need none found no error
@@ -131,7 +134,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker
         unknown_slices(cfg, out.gold.tags(), out.problems)  # before a shard keeps some questions
     if out.gold is not None and options.shard:
         _keep_shard(out, options.shard)
-    if retriever is not None and _labels_hold(cfg, out, inputs):
+    if retriever is not None and _labels_hold(cfg, out, inputs, at_base):
         _retrieve(out, inputs, retriever, also_rank)
     _drop_identical(cfg, out)
     evaluated = _evaluate(cfg, out) if _evaluable(out) else None
@@ -140,7 +143,7 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker
     out.inputs.update(inputs.digests)
     if evaluated is not None and _readable(out, out.corpus):
         evaluation, irrelevant = _chunked(cfg, out, evaluated)
-        _validate(cfg, out, evaluation, irrelevant, labels_checked=retriever is not None)
+        _validate(cfg, out, evaluation, irrelevant, labels_checked=retriever is not None, at_base=at_base)
 
 
 def _drop_identical(cfg: Config, out: Outcome) -> None:
@@ -157,14 +160,14 @@ def _evaluable(out: Outcome) -> bool:
     return out.gold is not None and out.run is not None and not out.problems.has_errors()
 
 
-def _labels_hold(cfg: Config, out: Outcome, inputs: Inputs) -> bool:
+def _labels_hold(cfg: Config, out: Outcome, inputs: Inputs, at_base: AtBase | None) -> bool:
     """The cross-file checks that need no ranking, before it is made; whether
     the ranking is worth making."""
     if not _readable(out, inputs.corpus):
         return False
     assert inputs.corpus is not None and out.gold is not None
     enter(out, "validate")
-    check_labels(cfg, inputs.corpus, out.gold, out.problems)
+    check_labels(cfg, inputs.corpus, out.gold, out.problems, at_base)
     return not out.problems.has_errors()
 
 
@@ -207,12 +210,12 @@ def _readable(out: Outcome, corpus) -> bool:
 
 
 def _validate(cfg: Config, out: Outcome, evaluation: Evaluation, irrelevant: tuple[list[str], list[bool]],
-              labels_checked: bool) -> None:
+              labels_checked: bool, at_base: AtBase | None = None) -> None:
     """The cross-file checks (those :func:`_labels_hold` made, not again);
     the evaluation stands when they find no error."""
     assert out.corpus is not None and out.gold is not None and out.run is not None
     enter(out, "validate")
-    cross_check(cfg, out.corpus, out.gold, out.run, out.problems, labels_checked)
+    cross_check(cfg, out.corpus, out.gold, out.run, out.problems, labels_checked, at_base)
     if not out.problems.has_errors() and _countable(cfg, out, evaluation):
         out.evaluation = evaluation
         out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus)

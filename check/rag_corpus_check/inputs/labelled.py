@@ -1,0 +1,69 @@
+"""What a retriever reads of each labelled document, as a digest: seen as
+the corpus is read (the check keeps no document text), so that a comparison
+with the base can name the documents a pull request changed that the gold
+set labels (:func:`gate.compare.changed_relevant`).
+
+Fed like :class:`question_texts.LeakScan`: by the fast reader a block at a
+time (:meth:`LabelledDigests.block`), by the exact and foreign readers a
+record at a time (:meth:`LabelledDigests.hook`). Only records the gold set
+labels (by their id, or by their ``doc_id`` for a chunk of a labelled
+document) are hashed: the work is bounded by the labelled records' size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+
+from rag_corpus_check.inputs.records import Gold
+
+
+class LabelledDigests:
+    """Per labelled document, the sha-256 of its records' id, title, text,
+    status and document (a chunked document: its chunks in file order)."""
+
+    def __init__(self, labelled: set[str]):
+        self.labelled = labelled
+        self.found: dict[str, hashlib._Hash] = {}
+
+    @classmethod
+    def of(cls, gold: Gold | None) -> LabelledDigests | None:
+        """The digests of the documents ``gold`` labels; None when it labels none."""
+        labelled = gold.labelled() if gold is not None else set()
+        return cls(labelled) if labelled else None
+
+    def clear(self) -> None:
+        """Forget what was hashed (the file is read again from line 1)."""
+        self.found = {}
+
+    def record(self, doc_id: str, rec: dict) -> None:
+        parent = rec.get("doc_id")
+        key = doc_id if doc_id in self.labelled else parent if parent in self.labelled else None
+        if key is None:
+            return
+        seen = [doc_id, rec.get("title"), rec.get("text"), rec.get("status") or "active", parent]
+        digest = self.found.get(key)
+        if digest is None:
+            digest = self.found[key] = hashlib.sha256()
+        digest.update(json.dumps(seen, ensure_ascii=True).encode("ascii") + b"\n")
+
+    def block(self, first: int, records: list) -> None:
+        """The fast reader's hook: a block of valid records (as pair tuples)."""
+        for pairs in records:
+            rec = dict(pairs)
+            self.record(rec["id"], rec)
+
+    def hook(self, on_doc: Callable[[str, dict], None] | None) -> Callable[[str, dict], None]:
+        """The exact readers' ``on_doc``: these digests, then ``on_doc`` if any."""
+
+        def seen(doc_id: str, rec: dict) -> None:
+            self.record(doc_id, rec)
+            if on_doc is not None:
+                on_doc(doc_id, rec)
+
+        return seen
+
+    def digests(self) -> dict[str, str]:
+        """document id -> its digest (hex)."""
+        return {d: h.hexdigest() for d, h in self.found.items()}
