@@ -27,9 +27,9 @@ from rag_corpus_check.pipeline.context import Context
 from rag_corpus_check.pipeline.outcome import BaseResult, Outcome, decide
 from rag_corpus_check.pipeline.stages import (
     Options,
+    corpus_source,
     enter,
     gate,
-    corpus_source,
     gold_sources,
     input_sources,
     measure,

@@ -420,12 +420,15 @@ def changed_relevant(base: Side, head: Side, rule: Rule, bq: dict[str, QueryResu
     if not changed:
         return []
     positions = (_positions(base.run, relevant, changed), _positions(head.run, relevant, changed))
-    out = [{"doc_id": d, "change": how,
-            "questions": [_affected(q, d, grade, positions, (bq, hq), rule.key) for q, grade in relevant[d]]}
-           for d, how in changed.items()]
-    out.sort(key=lambda e: (min((q["delta"] for q in e["questions"] if q["delta"] is not None), default=0.0),
-                            CHANGES.index(e["change"]), natural_key(e["doc_id"])))
-    return out
+    found = [(d, how, [_affected(q, d, grade, positions, (bq, hq), rule.key) for q, grade in relevant[d]])
+             for d, how in changed.items()]
+    found.sort(key=lambda e: (_worst(e[2]), CHANGES.index(e[1]), natural_key(e[0])))
+    return [{"doc_id": d, "change": how, "questions": questions} for d, how, questions in found]
+
+
+def _worst(questions: list[dict]) -> float:
+    """The largest drop among ``questions`` (0 without one)."""
+    return min((q["delta"] for q in questions if q["delta"] is not None), default=0.0)
 
 
 def _relevant_to(base: dict[str, dict[str, int]], head: dict[str, dict[str, int]],

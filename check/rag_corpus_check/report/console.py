@@ -17,8 +17,8 @@ from rag_corpus_check.pipeline.outcome import (
     Outcome,
     gate_reasons,
 )
-from rag_corpus_check.report.by_slice import console_lines as slice_lines
 from rag_corpus_check.report import render
+from rag_corpus_check.report.by_slice import console_lines as slice_lines
 from rag_corpus_check.report.changes import (
     changed_by_line,
     dropped,
