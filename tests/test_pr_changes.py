@@ -12,6 +12,7 @@ import json
 import yaml
 
 from conftest import check
+from rag_corpus_check.report.comment import RunInfo, load_results, render
 from support.repos import commit
 
 CONFIG = ".rag-corpus-check.yml"
@@ -81,6 +82,11 @@ def test_blanked_relevant_documents_are_named_and_not_blamed_on_missing_labels(k
     assert text.index("faq-002") < text.index("judged by each revision")
     assert summary.index("faq\\-002") < summary.index("Judged by each revision")
     assert "2 → —" in summary
+    # the PR comment, rebuilt from the results file, names them too
+    comment = render(load_results(json.dumps(results).encode()), RunInfo(1, "https://example.invalid/1", "0" * 40,
+                                                                         "failure"))
+    assert "Documents changed in this PR that the gold set marks relevant (3)" in comment
+    assert comment.index("faq\\-002") < comment.index("Against the base")
     # comparing with the base changes no value the head measures
     code, _, alone, _ = check(tmp_path, capsys)
     assert values(alone) == values(results)
