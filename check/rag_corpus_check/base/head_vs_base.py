@@ -77,7 +77,8 @@ def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: O
             return decide(out)
         exported = False
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    head = measure(root, cfg, out, options, also_rank, base_corpus_ids(tree.root, base_cfg) if exported else None)
+    head = measure(root, cfg, out, options, also_rank, base_corpus_ids(tree.root, base_cfg) if exported else None,
+                   compared=True)
     # the head's means charged before the base is measured: over the budget, the base is not
     ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
     comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
@@ -279,7 +280,7 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     """Measure the base and compare; None when the base's inputs are invalid
     (an input error, or with --no-require-base a warning: :func:`_unmeasured`)."""
     base_out = Outcome(P.Problems(), Context(), config=base_cfg)
-    base = measure(tree.root, base_cfg, base_out, Options())
+    base = measure(tree.root, base_cfg, base_out, Options(), compared=True)
     if base_out.evaluation is None:
         _unmeasured(out, check_options, _invalid(base_out.problems), tree.sha)
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
@@ -88,7 +89,7 @@ class Side:
     ids: set[str]  # the corpus's document ids
     texts: dict[str, str | None] = field(default_factory=dict)  # question -> its text
     parents: dict[str, str] = field(default_factory=dict)  # chunk id -> its document (a chunked corpus)
-    digests: dict[str, str] = field(default_factory=dict)  # labelled document -> what a retriever reads of it (labelled)
+    digests: dict[str, int] = field(default_factory=dict)  # labelled document -> hash of what a retriever reads of it
 
 
 @dataclass
@@ -415,8 +416,9 @@ def changed_relevant(base: Side, head: Side, rule: Rule, bq: dict[str, QueryResu
     and the question's key measure base → head. The documents whose
     questions dropped most first. Work: one pass over the labels, and one
     over the rankings of the questions named."""
-    relevant = _relevant_to(base.gold, head.gold, rule.min_grade)
-    changed = {d: how for d in relevant if (how := _how_changed(d, base, head)) is not None}
+    changed = _changed(base, head)
+    relevant = _relevant_to(base.gold, head.gold, rule.min_grade, set(changed))
+    changed = {d: how for d, how in changed.items() if d in relevant}
     if not changed:
         return []
     positions = (_positions(base.run, relevant, changed), _positions(head.run, relevant, changed))
@@ -431,29 +433,37 @@ def _worst(questions: list[dict]) -> float:
     return min((q["delta"] for q in questions if q["delta"] is not None), default=0.0)
 
 
-def _relevant_to(base: dict[str, dict[str, int]], head: dict[str, dict[str, int]],
-                 min_grade: int) -> dict[str, list[tuple[str, int]]]:
-    """document -> the questions that count it relevant, with the grade (the
-    head's label where the head has the question, else the base's)."""
-    out: dict[str, list[tuple[str, int]]] = {}
-    for qid in sorted(base.keys() | head.keys(), key=natural_key):
-        for d, g in (head[qid] if qid in head else base[qid]).items():
-            if g >= min_grade:
-                out.setdefault(d, []).append((qid, g))
-    for qid in (q for q in base if q in head):  # relevant at the base only: a label the PR removed or regraded
-        for d, g in base[qid].items():
-            if g >= min_grade and head[qid].get(d, 0) < min_grade:
-                out.setdefault(d, []).append((qid, head[qid].get(d, g)))
+def _changed(base: Side, head: Side) -> dict[str, str]:
+    """The labelled documents (by either gold set) the head deleted or
+    edited: a document the base's corpus held that the head's does not, or
+    whose digest differs (both sides digest what their own gold set labels)."""
+    held = head.ids | set(head.parents.values())
+    labelled = base.digests.keys() | set(chain.from_iterable(head.gold.values()))
+    out = {d: "deleted" for d in labelled if d not in held and (d in base.digests or d in base.ids)}
+    out.update((d, "edited") for d, digest in base.digests.items() if head.digests.get(d, digest) != digest)
     return out
 
 
-def _how_changed(doc_id: str, base: Side, head: Side) -> str | None:
-    """"deleted", "edited" or None (unchanged, new, or not seen on both sides)."""
-    at_base = doc_id in base.digests or doc_id in base.ids
-    if at_base and doc_id not in head.ids and doc_id not in head.digests:
-        return "deleted"
-    b, h = base.digests.get(doc_id), head.digests.get(doc_id)
-    return "edited" if b is not None and h is not None and b != h else None
+def _relevant_to(base: dict[str, dict[str, int]], head: dict[str, dict[str, int]], min_grade: int,
+                 docs: set[str]) -> dict[str, list[tuple[str, int]]]:
+    """Of ``docs``, document -> the questions that count it relevant now or
+    counted it relevant at the base (a label the PR removed or graded down),
+    with the grade (the head's label where the head has the question and the
+    label, else the base's). A question that labels none of ``docs`` costs
+    one disjointness test."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    if not docs:
+        return out
+    touched = [q for q in base.keys() | head.keys()
+               if not docs.isdisjoint(head.get(q, ())) or not docs.isdisjoint(base.get(q, ()))]
+    for qid in sorted(touched, key=natural_key):
+        was = base.get(qid, {})
+        now = head.get(qid, was)
+        for d in sorted((now.keys() | was.keys()) & docs):
+            grade = now.get(d, was.get(d, 0))
+            if max(grade, was.get(d, 0)) >= min_grade:
+                out.setdefault(d, []).append((qid, grade))
+    return out
 
 
 def _positions(run: dict[str, list[str]], relevant: dict[str, list[tuple[str, int]]],

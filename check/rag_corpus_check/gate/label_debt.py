@@ -189,12 +189,26 @@ def view_bounds(v: View, sides: Sides, scale: Scale, explained: frozenset[str] =
     base_means, head_means = _means(base, paired, measures), _means(head, paired, measures)
     rest = [q for q in paired if q not in explained]
     rest_means = (_means(base, rest, measures), _means(head, rest, measures)) if len(rest) < len(paired) else None
+    counts = _new_unjudged_counts(paired, [q for q in paired if q in explained], sides)
     for d in (d for d in v.deltas if d.measure.name != "Judged"):
-        depth = cut(d.measure, scale.k)
-        d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure), new_unjudged(paired, sides, depth))
+        every, others = counts(cut(d.measure, scale.k))
+        d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure), every)
         if rest_means is not None:
-            d.bound.rest = DeltaBound(rest_means[0].get(d.measure), rest_means[1].get(d.measure),
-                                      new_unjudged(rest, sides, depth))
+            d.bound.rest = DeltaBound(rest_means[0].get(d.measure), rest_means[1].get(d.measure), others)
+
+
+def _new_unjudged_counts(paired: list[str], explained: list[str], sides: Sides):
+    """depth -> (:func:`new_unjudged` over ``paired``, and over those not in
+    ``explained``), each depth counted once."""
+    found: dict[int, tuple[int, int]] = {}
+
+    def counts(depth: int) -> tuple[int, int]:
+        if depth not in found:
+            every = new_unjudged(paired, sides, depth)
+            found[depth] = every, every - new_unjudged(explained, sides, depth)
+        return found[depth]
+
+    return counts
 
 
 def new_unjudged(questions: list[str], sides: Sides, depth: int) -> int:

@@ -97,18 +97,20 @@ class Inputs:
 
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
                 problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
-                queries: Source | None = None, hook: RecordHook | None = None) -> Inputs:
+                queries: Source | None = None, hook: RecordHook | None = None, labelled: bool = False) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
     queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
     run, and the corpus when it is asked for.
     ``on_doc(doc_id, record)`` sees every valid document (the built-in
     retriever indexes it; the corpus is then read here and now, by the exact
     reader, which streams the records). ``hook`` sees them too, in blocks
-    from the fast reader when it can (the corpus is then read here and now)."""
+    from the fast reader when it can (the corpus is then read here and now).
+    With ``labelled`` (a side of a comparison with the base), the labelled
+    documents' digests are taken as the corpus is read (:mod:`labelled`)."""
     out = Inputs()
     _read_questions(out, gold, queries, limits, problems)
     out.scan = LeakScan.of(out.gold)  # fed by the corpus reader (question_texts)
-    out.labelled = LabelledDigests.of(out.gold)  # fed by the corpus reader too (labelled)
+    out.labelled = LabelledDigests.of(out.gold) if labelled else None  # fed by the corpus reader too
     if run is not None:
         out.run = _read(out, run, problems, read_run, limits, problems)
     out.corpus_reader = partial(_corpus, out, corpus, limits, problems, on_doc, hook)

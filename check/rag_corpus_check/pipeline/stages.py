@@ -89,13 +89,14 @@ def _may_run(out: Outcome, options: Options) -> bool:
 
 
 def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None,
-            at_base: AtBase | None = None) -> Inputs:
+            at_base: AtBase | None = None, compared: bool = False) -> Inputs:
     """load → retrieve → evaluate → validate for one tree. Sets
     ``out.evaluation`` when it stands (no input error). Returns the inputs.
     ``also_rank`` (the base's questions) is ranked by the built-in retriever
     too, into ``out.base_gold_rankings``; ``at_base`` (with a base) tells a
     label on a document the pull request deleted from one on an id that
-    never was (:mod:`cross_file`)."""
+    never was (:mod:`cross_file`); ``compared`` (a side of a comparison)
+    keeps the digests of the labelled documents (:mod:`inputs.labelled`)."""
     if (cfg.run is None and cfg.ranker.runs_command
             and (refusal := command_refusal(out.context, options.allow_command))):
         out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
@@ -109,17 +110,18 @@ def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: B
         from rag_corpus_check.pipeline.rankings import ranker
 
         retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
-    inputs = _read(cfg, out, sources, retriever)
+    inputs = _read(cfg, out, sources, retriever, compared)
     _measure_inputs(cfg, out, inputs, retriever, options, also_rank, at_base)
     return inputs
 
 
-def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Ranker[Run] | None) -> Inputs:
+def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Ranker[Run] | None,
+          compared: bool = False) -> Inputs:
     """The inputs read (the corpus when first asked for, unless the retriever indexes it now)."""
     out.formats = {source.display: source.shown_format for source in sources.values()}
     return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
                        on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
-                       hook=retriever.hook() if retriever else None)
+                       hook=retriever.hook() if retriever else None, labelled=compared)
 
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
