@@ -8,7 +8,9 @@ Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
 readers of a JSONL corpus and a TREC run),
 :mod:`checks` (record validity from the schemas);
 :mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
-as data), :mod:`cross_file` (checks across files: ids, grades, snapshots).
+as data), :mod:`labelled` (what a retriever reads of each labelled document,
+hashed for a comparison with the base), :mod:`cross_file` (checks across
+files: ids, grades, snapshots).
 
 May import: core, safe_io, metrics, retrieval, config.
 """
