@@ -8,10 +8,12 @@ repository (base commit, head commit, `--base`)."""
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 
 from conftest import check
+from hostile import render_gfm, summary_problems
 from rag_corpus_check.report.comment import RunInfo, load_results, render
 from support.repos import commit
 
@@ -82,6 +84,10 @@ def test_blanked_relevant_documents_are_named_and_not_blamed_on_missing_labels(k
     assert text.index("faq-002") < text.index("judged by each revision")
     assert summary.index("faq\\-002") < summary.index("Judged by each revision")
     assert "2 → —" in summary
+    # as GitHub shows it: a table with a row per document, nothing broken
+    assert summary_problems(summary) == []
+    html = render_gfm(summary)
+    assert re.search(r"<td>faq-002</td>\s*<td>edited</td>\s*<td>q02 \(2\): 2 → —</td>", html), html
     # the PR comment, rebuilt from the results file, names them too
     comment = render(load_results(json.dumps(results).encode()), RunInfo(1, "https://example.invalid/1", "0" * 40,
                                                                          "failure"))
@@ -151,6 +157,8 @@ def test_removed_questions_are_listed_with_what_the_removal_did_to_the_means(kb,
         assert all(q in out for q in worst)
         assert f"{effect['delta']:+.4f}" in out
     assert "labels only" in text and "labels only" in summary
+    assert summary_problems(summary) == []
+    assert f"<p>{', '.join(worst)}</p>" in render_gfm(summary)
     assert "Both the labels and the system" not in summary
 
 
