@@ -213,3 +213,15 @@ def test_without_a_base_a_deleted_document_is_still_unknown(kb, tmp_path, capsys
     edit_corpus(kb, lambda r: None if r["id"] in CHANGED else r)
     code, text, results, _ = check(tmp_path, capsys)
     assert code == 2 and "unknown document id" in text
+
+
+def test_a_relevant_document_withdrawn_by_its_status_is_named(kb, tmp_path, capsys):
+    configure(kb, 0.02)
+    base = commit(kb, "base")
+    edit_corpus(kb, lambda r: {**r, "status": "stale"} if r["id"] == "policy-002" else r)
+    commit(kb, "withdraw policy-002")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    changed = results["comparison"]["changed_relevant"]
+    assert [(e["doc_id"], e["change"], e["status"]) for e in changed] == [("policy-002", "status", ["active", "stale"])]
+    assert "policy-002 (status active -> stale)" in text
+    assert "| policy\\-002 | status active → stale |" in summary

@@ -89,7 +89,7 @@ class Side:
     ids: set[str]  # the corpus's document ids
     texts: dict[str, str | None] = field(default_factory=dict)  # question -> its text
     parents: dict[str, str] = field(default_factory=dict)  # chunk id -> its document (a chunked corpus)
-    digests: dict[str, int] = field(default_factory=dict)  # labelled document -> hash of what a retriever reads of it
+    digests: dict[str, tuple[int, str]] = field(default_factory=dict)  # labelled document -> (hash of its text, status)
 
 
 @dataclass
@@ -404,14 +404,14 @@ def attribution(common: list[str], base: Side, head: Side, measures: list[Measur
     return {"questions": len(common), "measures": out}
 
 
-CHANGES = ("deleted", "edited")  # how a pull request changed a relevant document, the worse first
+CHANGES = ("deleted", "status", "edited")  # how a pull request changed a relevant document, the worse first
 
 
 def changed_relevant(base: Side, head: Side, rule: Rule, bq: dict[str, QueryResult],
                      hq: dict[str, QueryResult]) -> list[dict]:
     """The documents a gold set (the base's or the head's) counts relevant
-    that the pull request deleted from the corpus or edited (what a
-    retriever reads of them differs: title, text, status, document), each
+    that the pull request deleted from the corpus, gave another status, or
+    edited (what a retriever reads of them differs: title, text, document), each
     with every question that counts it relevant: its position base → head
     and the question's key measure base → head. The documents whose
     questions dropped most first. Work: one pass over the labels, and one
@@ -425,7 +425,14 @@ def changed_relevant(base: Side, head: Side, rule: Rule, bq: dict[str, QueryResu
     found = [(d, how, [_affected(q, d, grade, positions, (bq, hq), rule.key) for q, grade in relevant[d]])
              for d, how in changed.items()]
     found.sort(key=lambda e: (_worst(e[2]), CHANGES.index(e[1]), natural_key(e[0])))
-    return [{"doc_id": d, "change": how, "questions": questions} for d, how, questions in found]
+    return [{"doc_id": d, "change": how, "status": _statuses(d, base, head), "questions": questions}
+            for d, how, questions in found]
+
+
+def _statuses(doc_id: str, base: Side, head: Side) -> list[str] | None:
+    """[base, head] status of a document whose status changed; else None."""
+    b, h = base.digests.get(doc_id), head.digests.get(doc_id)
+    return [b[1], h[1]] if b is not None and h is not None and b[1] != h[1] else None
 
 
 def _worst(questions: list[dict]) -> float:
@@ -440,7 +447,10 @@ def _changed(base: Side, head: Side) -> dict[str, str]:
     held = head.ids | set(head.parents.values())
     labelled = base.digests.keys() | set(chain.from_iterable(head.gold.values()))
     out = {d: "deleted" for d in labelled if d not in held and (d in base.digests or d in base.ids)}
-    out.update((d, "edited") for d, digest in base.digests.items() if head.digests.get(d, digest) != digest)
+    for d, (text, status) in base.digests.items():
+        now = head.digests.get(d)
+        if now is not None and now != (text, status):
+            out[d] = "edited" if now[0] != text else "status"
     return out
 
 

@@ -25,12 +25,13 @@ from rag_corpus_check.inputs.records import Gold
 
 
 class LabelledDigests:
-    """Per labelled document, the hash of its records' id, title, text,
-    status and document (a chunked document: its chunks in file order)."""
+    """Per labelled document, the hash of its records' id, title, text and
+    document (a chunked document: its chunks in file order), and its status
+    (a chunked document's: its first chunk's, as the documents view has it)."""
 
     def __init__(self, labelled: set[str]):
         self.labelled = labelled
-        self.found: dict[str, int] = {}  # labelled id -> hash (a chunked document: chained over its chunks)
+        self.found: dict[str, tuple[int, str]] = {}  # labelled id -> (hash, status)
 
     @classmethod
     def of(cls, gold: Gold | None) -> LabelledDigests | None:
@@ -47,9 +48,10 @@ class LabelledDigests:
         key = doc_id if doc_id in self.labelled else parent if parent in self.labelled else None
         if key is None:
             return
-        seen = hash((doc_id, rec.get("title"), rec.get("text"), rec.get("status") or "active", parent))
+        seen = hash((doc_id, rec.get("title"), rec.get("text"), parent))
         before = self.found.get(key)
-        self.found[key] = seen if before is None else hash((before, seen))
+        status = rec.get("status") or "active"
+        self.found[key] = (seen, status) if before is None else (hash((before[0], seen)), before[1])
 
     def block(self, first: int, records: list) -> None:
         """The fast reader's hook: a block of valid records (as pair tuples)."""
@@ -68,6 +70,6 @@ class LabelledDigests:
 
         return seen
 
-    def digests(self) -> dict[str, int]:
-        """document id -> its hash."""
+    def digests(self) -> dict[str, tuple[int, str]]:
+        """document id -> (the hash of what a retriever reads of it, its status)."""
         return self.found

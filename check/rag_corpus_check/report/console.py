@@ -129,9 +129,17 @@ def _changed_lines(docs: list[dict], shown: int = 10) -> list[str]:
                           f"{render.position(q['head_position'])}" for q in e["questions"][:5])
         drops = [q for q in e["questions"] if q["delta"] is not None and q["delta"] < 0]
         fell = ", ".join(f"{safe_text(q['query_id'], 40)} {q['measure']} {signed(q['delta'])}" for q in drops[:5])
-        lines.append(f"    - {safe_text(e['doc_id'], 60)} ({e['change']}): {moves}"
+        lines.append(f"    - {safe_text(e['doc_id'], 60)} ({_change_words(e)}): {moves}"
                      + (f"; dropped: {fell}" if fell else ""))
     return lines + ([f"    - ... and {len(docs) - shown} more in the summary"] if len(docs) > shown else [])
+
+
+def _change_words(e: dict) -> str:
+    """How a relevant document changed: deleted, edited, and its status base -> head when that changed."""
+    if not e["status"]:
+        return e["change"]
+    moved = f"status {safe_text(e['status'][0], 40)} -> {safe_text(e['status'][1], 40)}"
+    return moved if e["change"] == "status" else f"{e['change']}, {moved}"
 
 
 def _removed_lines(data: dict) -> list[str]:

@@ -163,7 +163,7 @@ def _delta_row(d: dict) -> list[str]:
 
 CHANGED_TITLE = "Documents changed in this PR that the gold set marks relevant"
 REMOVED_TITLE = "Questions removed from the gold set by this PR"
-_CHANGE_WORDS = {"deleted": "deleted (no ranking can retrieve it)", "edited": "edited"}
+_CHANGE_WORDS = {"deleted": "deleted (no ranking can retrieve it)", "edited": "edited", "status": "status changed"}
 
 
 def position(value: object) -> str:
@@ -196,9 +196,12 @@ def _changed_row(e: dict) -> list[str]:
     dropped = ", ".join(f"{cell(q.get('query_id'))} {measure(q.get('measure'))} {signed(q.get('delta'))}"
                         for q in drops[:10]) or "none"
     extra = f"; …and {len(questions) - 10} more" if len(questions) > 10 else ""
-    change = e.get("change")
-    return [cell(e.get("doc_id")), _CHANGE_WORDS.get(change, cell(change, 20)) if isinstance(change, str) else "?",
-            moves + extra, dropped]
+    change, status = e.get("change"), e.get("status")
+    words = _CHANGE_WORDS.get(change, cell(change, 20)) if isinstance(change, str) else "?"
+    if isinstance(status, list) and len(status) == 2:
+        moved = f"status {cell(status[0], 40)} → {cell(status[1], 40)}"
+        words = moved if change == "status" else f"{words} ({moved})"
+    return [cell(e.get("doc_id")), words, moves + extra, dropped]
 
 
 def removed_questions(s: Summary, results: dict, max_rows: int | None = None, level: int = 4) -> None:
