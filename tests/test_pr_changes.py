@@ -225,3 +225,36 @@ def test_a_relevant_document_withdrawn_by_its_status_is_named(kb, tmp_path, caps
     assert [(e["doc_id"], e["change"], e["status"]) for e in changed] == [("policy-002", "status", ["active", "stale"])]
     assert "policy-002 (status active -> stale)" in text
     assert "| policy\\-002 | status active → stale |" in summary
+
+
+def test_pooling_for_a_mixed_drop_speaks_of_the_questions_the_changes_do_not_explain(kb, tmp_path, capsys):
+    """One relevant document emptied and new unjudged pages taking the top
+    of other questions: the advice is for the drop of those others only."""
+    configure(kb, 0.04)
+    doc = gold(kb)
+    for q in doc["queries"]:
+        q["relevant"] = {d: g for d, g in q["relevant"].items() if g > 0}
+    write_gold(kb, doc)
+    base = commit(kb, "base")
+    edit_corpus(kb, lambda r: {**r, "text": ""} if r["id"] == "faq-002" else r)
+    texts = [q["query"] for q in doc["queries"] if q["query_id"] in ("q05", "q06", "q07")]
+    with (kb / "corpus.jsonl").open("a") as f:
+        for i, t in enumerate(texts):
+            f.write(json.dumps({"id": f"new-{i}", "title": t, "text": f"{t} {t} {t}", "type": "faq",
+                                "status": "active", "snapshot": "2026-11-30"}) + "\n")
+    commit(kb, "empty faq-002, three new pages")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    cmp_ = results["comparison"]
+    assert [e["doc_id"] for e in cmp_["changed_relevant"]] == ["faq-002"]
+    explained = {q["query_id"] for q in cmp_["changed_relevant"][0]["questions"]}
+    drops = cmp_["label_debt_drops"]
+    assert drops, text
+    paired = cmp_["paired_questions"]
+    rest = paired - len(explained)
+    assert all(f"could explain the drop over the {rest} questions no changed relevant document explains" in d["message"]
+               for d in drops), drops
+    # the drop offered is the mean change over the other questions
+    others = [q for q in cmp_["views"][0]["questions"] if q["query_id"] not in explained]
+    expected = sum(q["head"] for q in others) / len(others) - sum(q["base"] for q in others) / len(others)
+    offered = next(d for d in drops if d["gold"] == "head" and d["measure"] == "nDCG@5")
+    assert abs(offered["delta"] - expected) < 1e-12 and len(others) == rest
