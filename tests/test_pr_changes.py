@@ -258,3 +258,15 @@ def test_pooling_for_a_mixed_drop_speaks_of_the_questions_the_changes_do_not_exp
     expected = sum(q["head"] for q in others) / len(others) - sum(q["base"] for q in others) / len(others)
     offered = next(d for d in drops if d["gold"] == "head" and d["measure"] == "nDCG@5")
     assert abs(offered["delta"] - expected) < 1e-12 and len(others) == rest
+
+
+def test_the_summary_lists_at_most_200_changed_documents():
+    from rag_corpus_check.report import render
+    from rag_corpus_check.report.markdown import Summary
+
+    docs = [{"doc_id": f"d{i}", "change": "edited", "status": None, "questions": []} for i in range(250)]
+    s = Summary()
+    render.changed_documents(s, {"comparison": {"changed_relevant": docs}}, max_rows=200)
+    text = "\n\n".join(s.parts)
+    assert "| d199 |" in text and "| d200 |" not in text
+    assert "…and 50 more documents (every one is in the results file's `comparison.changed_relevant`)." in text

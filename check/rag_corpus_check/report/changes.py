@@ -39,6 +39,9 @@ SIGNIFICANCE = (
 )
 
 
+SHOWN_CHANGED = 200  # changed relevant documents the summary lists (the results file has every one)
+
+
 def signed(v: float | None) -> str:
     return "—" if v is None else f"{v:+.4f}"
 
@@ -57,8 +60,8 @@ def add_sections(s: Summary, data: dict) -> None:
     if cmp_["rules"] is not None:
         _rules(s, cmp_["rules"])
     if "deltas" in cmp_:
-        render.changed_documents(s, data)
-        render.removed_questions(s, data)
+        render.changed_documents(s, data, max_rows=SHOWN_CHANGED)
+        render.removed_questions(s, data, max_rows=SHOWN_CHANGED)
         render.deltas(s, data)
         add_explained(s, cmp_["label_debt_drops"])
         add_significance(s, data["significance"])

@@ -185,7 +185,8 @@ def changed_documents(s: Summary, results: dict, max_rows: int | None = None, le
     s.table(["document", "change", "question (grade): position base → head", "dropped"],
             [_changed_row(e) for e in shown])
     if len(shown) < len(docs):
-        s.para(more(len(shown), len(docs), "documents"))
+        s.para(f"…and {len(docs) - len(shown)} more documents (every one is in the results file's "
+               "`comparison.changed_relevant`).")
 
 
 def _changed_row(e: dict) -> list[str]:
