@@ -25,8 +25,9 @@ from rag_corpus_check.inputs.records import Gold
 
 
 class LabelledDigests:
-    """Per labelled document, the hash of its records' id, title, text and
-    document (a chunked document: its chunks in file order), and its status
+    """Per labelled document, the hash of its records' titles and texts (a
+    chunked document: its chunks in file order; ids are left out, so a page
+    moved unchanged hashes the same), and its status
     (a chunked document's: its first chunk's, as the documents view has it)."""
 
     def __init__(self, labelled: set[str]):
@@ -48,7 +49,7 @@ class LabelledDigests:
         key = doc_id if doc_id in self.labelled else parent if parent in self.labelled else None
         if key is None:
             return
-        seen = hash((doc_id, rec.get("title"), rec.get("text"), parent))
+        seen = hash((rec.get("title"), rec.get("text")))
         before = self.found.get(key)
         status = rec.get("status") or "active"
         self.found[key] = (seen, status) if before is None else (hash((before[0], seen)), before[1])
