@@ -262,8 +262,8 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: 
     if level is not None and out.rules is not None:
         out.rules = R.with_loosened(out.rules, level)
     on_base = _on_base_rankings(base_side, head_side, out)
-    on_base_gold = evaluate(base_side.gold, on_base, measures, options)
     assert out.gold is not None and base_out.gold is not None
+    on_base_gold = evaluate(base_side.gold, on_base, measures, options, base_out.gold.unanswerable())
     tags = (base_out.gold.tags(), out.gold.tags())
     names, left_out = slice_names(cfg, *tags)
     if not charge_comparison(cfg, out, (base_side, head_side), on_base_gold, tags, names):
@@ -329,7 +329,7 @@ def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: Measur
     assert out.evaluation is not None and out.gold is not None and out.run is not None
     assert inputs.corpus is not None
     grades, rankings = out.gold.grades(), out.run.rankings()
-    return Side(evaluate(grades, rankings, measures, options), grades, rankings, inputs.corpus.fingerprint,
+    return Side(evaluate(grades, rankings, measures, options, out.gold.unanswerable()), grades, rankings, inputs.corpus.fingerprint,
                 inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()}, inputs.corpus.parents)
 
 

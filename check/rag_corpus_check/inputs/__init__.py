@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Protocol
 
+from rag_corpus_check.config.load import Fields
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.inputs import formats
+from rag_corpus_check.inputs import fieldmap, formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.question_texts import LeakScan
 from rag_corpus_check.inputs.records import (
@@ -67,6 +68,18 @@ class Source:
     format: str = "jsonl"
     grade_map: tuple[tuple[int, int], ...] = ()  # relevance.map, for a gold set
     order: str = "descending"  # formats.run_order, for a scored run
+    fields: Fields | None = None  # the field map of `gold:` or `corpus:` as an object (inputs/fieldmap.py)
+    list_grade: int = 1  # relevance.list_grade, for a gold set
+
+    @property
+    def reading(self) -> fieldmap.Reading | None:
+        """How a gold file's questions are read through its field map (None: the native reader)."""
+        return fieldmap.Reading(self.fields, self.list_grade) if self.fields is not None else None
+
+    @property
+    def native(self) -> Callable[..., dict | None] | None:
+        """A corpus line as the native document, through the field map (None: native already)."""
+        return partial(fieldmap.document, self.fields) if self.fields is not None else None
 
     @property
     def shown_format(self) -> str:
@@ -239,7 +252,7 @@ def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=Non
     every = hook.add if hook is not None and on_doc is None else on_doc
     seen = scan.hook(every) if scan is not None else every
     entry = formats.find("corpus", source.format)
-    if entry.fast is not None and on_doc is None:
+    if entry.fast is not None and on_doc is None and source.fields is None:  # a field map: the exact reader
         reader = partial(entry.fast, source, on_block=_on_block(scan, hook))
         got = _fast_or_none(reader, limits, hasher)
         if got is not None:

@@ -158,7 +158,7 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
         if doc is None:
             problems.add(
                 P.CONSISTENCY,
-                f"unknown document id in the labels of question `{safe_text(q.query_id, 60)}` "
+                f"unknown document id in {_labels_of(gold)} of question `{safe_text(q.query_id, 60)}` "
                 f"(not in {corpus.file}) — remove the label or add the document",
                 file=file, line=line, id=doc_id,
             )
@@ -170,6 +170,11 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
                 "relabel it, or set validation.inactive_labels",
                 file=file, line=line, id=doc_id, severity=severity,
             )
+
+
+def _labels_of(gold) -> str:
+    """How a message names a question's labels: by the field the file writes them in, under a field map."""
+    return "the labels" if gold.labels_field == "relevant" else f"`{safe_text(gold.labels_field, 60)}`"
 
 
 def _outside(gold, max_grade: int):

@@ -41,7 +41,7 @@ class Format:
 
 def _gold(source, limits, problems, hasher=None):
     return exact_gold.read_gold(source.real, source.display, source.format, limits, problems, hasher,
-                                dict(source.grade_map))
+                                dict(source.grade_map), source.reading)
 
 
 def _run(source, limits, problems, hasher=None):
@@ -68,7 +68,7 @@ def _call(fn, *keep: str) -> Reader:
 
 FORMATS: tuple[Format, ...] = (
     Format("jsonl", "corpus", lambda s, limits, problems, seen, hasher: exact_corpus.read_corpus(
-        s.real, s.display, limits, problems, seen, hasher), fast=_fast_corpus,
+        s.real, s.display, limits, problems, seen, hasher, native=s.native), fast=_fast_corpus,
         summary="one JSON object a line (the native format)"),
     Format("beir", "corpus", lambda s, limits, problems, seen, hasher: exact_corpus.read_corpus(
         s.real, s.display, limits, problems, seen, hasher, native=foreign.beir_document),
@@ -80,6 +80,7 @@ FORMATS: tuple[Format, ...] = (
     Format("json", "gold", _gold, (".json",), summary="a JSON list of questions"),
     Format("jsonl", "gold", _gold, (".jsonl",), summary="one question a line"),
     Format("qrels", "gold", _gold, (".qrels",), summary="TREC qrels: `query-id 0 doc-id grade` lines"),
+    Format("csv", "gold", _gold, (".csv",), summary="CSV with a header row, a question a row"),
     Format("qrels-json", "gold", _call(foreign.read_qrels_json, "grade_map"),
            summary="pytrec_eval/ir_datasets JSON qrels `{query: {doc: grade}}`"),
     Format("beir", "gold", _gold, summary="BEIR's qrels/<split>.tsv (with a header line)", dataset=True),
