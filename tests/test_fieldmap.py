@@ -76,6 +76,7 @@ def test_id_query_expected_docs_jsonl(repo, tmp_path, capsys):
     qrels = {q["query_id"]: dict.fromkeys(_relevant_ids(q), 1) for q in gold}
     _assert_trec(results, qrels, run)
     assert results["counts"]["questions"] == len(gold)
+    assert results["conventions"]["fields"] == {"gold": {"query_id": "id", "relevant": "expected_docs"}}
 
 
 def test_question_relevant_sources_paths_and_unanswerable(repo, tmp_path, capsys):
@@ -265,6 +266,31 @@ def test_a_mapped_corpus_reads_as_the_same_corpus_native(tmp_path):
     assert not problems.items
     assert (b.docs, b.parents, b.inactive, b.snapshots, b.line("d3")) == (a.docs, a.parents, a.inactive,
                                                                           a.snapshots, a.line("d3"))
+
+
+def test_answerable_false_in_the_native_gold_and_across_a_gold_list(tmp_path):
+    """`answerable` is a native gold field too; two files of a `gold:` list
+    that disagree on it are an error at the second."""
+    from rag_corpus_check.inputs import read_gold_set
+
+    a = write(tmp_path / "a.yaml", "queries:\n  - query_id: q1\n    relevant: {}\n    answerable: false\n"
+                                   "  - query_id: q2\n    relevant: {x: 1}\n")
+    b = write(tmp_path / "b.jsonl", '{"query_id": "q1", "relevant": {}, "answerable": true}\n'
+                                    '{"query_id": "q2", "relevant": {}, "answerable": false}\n')
+    problems = P.Problems()
+    gold = read_gold_set([Source(str(a), "a.yaml", "yaml"), Source(str(b), "b.jsonl", "jsonl")], None, Limits(),
+                         problems)
+    assert gold is not None and gold.unanswerable() == {"q1", "q2"}
+    assert [(p.file, p.line, p.message[:39]) for p in problems.items] == [
+        ("b.jsonl", 1, "the question's `answerable` differs betw")]
+
+
+def test_pool_leaves_unanswerable_questions_out():
+    from rag_corpus_check.commands.worksheet import select
+    from rag_corpus_check.inputs.records import Gold, GoldQuery
+
+    gold = Gold("g.yaml", queries={"a": GoldQuery("a", 1, {}, {}), "b": GoldQuery("b", 2, {}, {}, answerable=False)})
+    assert [q.query_id for q in select(gold, {"a": ["x"], "b": ["y"]}, None, 5)] == ["a"]
 
 
 def test_unanswerable_questions_are_no_mean_and_no_missing_label():

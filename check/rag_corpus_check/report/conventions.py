@@ -63,4 +63,13 @@ def conventions_json(cfg: Config) -> dict:
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,
         "measures": [str(m) for m in cfg.measures()],
-    } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {})
+    } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {}) | _reading_json(cfg)
+
+
+def _reading_json(cfg: Config) -> dict:
+    """The field maps the gold set and the corpus were read through, and the
+    grade of a listed id (only when not the defaults: a native config's
+    conventions stay as they were)."""
+    fields = {kind: dict(m.renamed) for kind, m in (("gold", cfg.gold_fields), ("corpus", cfg.corpus_fields))
+              if m is not None}
+    return ({"fields": fields} if fields else {}) | ({"list_grade": cfg.list_grade} if cfg.list_grade != 1 else {})
