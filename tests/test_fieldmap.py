@@ -281,8 +281,9 @@ def test_answerable_false_in_the_native_gold_and_across_a_gold_list(tmp_path):
     gold = read_gold_set([Source(str(a), "a.yaml", "yaml"), Source(str(b), "b.jsonl", "jsonl")], None, Limits(),
                          problems)
     assert gold is not None and gold.unanswerable() == {"q1", "q2"}
-    assert [(p.file, p.line, p.message[:39]) for p in problems.items] == [
-        ("b.jsonl", 1, "the question's `answerable` differs betw")]
+    [problem] = problems.items
+    assert (problem.file, problem.line, problem.id) == ("b.jsonl", 1, "q1")
+    assert problem.message.startswith("the question's `answerable` differs between b.jsonl:1 and a.yaml:")
 
 
 def test_pool_leaves_unanswerable_questions_out():
