@@ -8,6 +8,8 @@ means; a field map is a rule, locked to the base."""
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import check, write
 from rag_corpus_check.config.load import Fields
@@ -16,7 +18,7 @@ from rag_corpus_check.inputs import Source, read_corpus, read_gold
 from rag_corpus_check.inputs.fieldmap import question_id
 from rag_corpus_check.metrics.evaluate import UNANSWERABLE, evaluate
 from rag_corpus_check.metrics.measures import parse_measure
-from rag_corpus_check.safe_io import Limits, load_yaml
+from rag_corpus_check.safe_io import InputError, Limits, load_yaml
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -229,13 +231,15 @@ def test_bad_fields_of_yaml_and_csv_at_their_lines(tmp_path):
     yaml_file = write(tmp_path / "g.yaml", "- id: a\n  docs: [x]\n- id: b\n  docs: 3\n- id: c\n  docs:\n    - y\n"
                                            "    - [z]\n")
     csv_file = write(tmp_path / "g.csv", 'id,docs,answerable\na,x;y,\nb,"[1, ",\nc,x,perhaps\n')
+    json_file = write(tmp_path / "g.json", '[\n  {"id": "a", "docs": ["x"]},\n  {"id": "b",\n   "docs": 3}\n]\n')
     found = {}
-    for path, fmt in ((yaml_file, "yaml"), (csv_file, "csv")):
+    for path, fmt in ((yaml_file, "yaml"), (csv_file, "csv"), (json_file, "json")):
         problems = P.Problems()
         read_gold(Source(str(path), path.name, fmt, fields=fields), Limits(), problems)
         found[fmt] = [(p.line, p.message.split(" ", 2)[:2]) for p in problems.items]
     assert found["yaml"] == [(3, ["`docs`", "must"]), (5, ["`docs`", "item"])]
     assert found["csv"] == [(3, ["`docs`", "starts"]), (4, ["`answerable`", "must"])]
+    assert found["json"] == [(3, ["`docs`", "must"])]
 
 
 def test_a_corpus_field_that_is_missing_or_of_the_wrong_type(tmp_path):
@@ -353,3 +357,29 @@ def test_a_field_map_change_is_a_rule_change(kb, tmp_path, capsys):
     assert code == 0, text
     assert results["rules_source"] == "head-override"
     assert results["comparison"]["base_sha"] == base
+
+
+# ---------------------------------------------------------------- hostile CSV
+
+
+_CELLS = st.sampled_from(['', 'q1', '"a,b"', '"x\n\ny"', '[', '{"a": 1}', '["a", 2]', 'a;b;a', 'false', '"', '\x00',
+                          '""', ' ', 'yes', '{"a": "b"}', '[[1]]'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_CELLS, min_size=0, max_size=5), min_size=0, max_size=6))
+def test_any_csv_is_read_or_refused_at_a_line(tmp_path_factory, rows):
+    """Whatever a CSV holds, its gold set is read with problems at lines,
+    or refused as an input error: never another exception."""
+    path = tmp_path_factory.mktemp("csv") / "g.csv"
+    path.write_text("id,question,docs,answerable\n" + "\n".join(",".join(r) for r in rows) + "\n", encoding="utf-8")
+    problems = P.Problems()
+    fields = Fields((("query_id", "id"), ("query", "question"), ("relevant", "docs")))
+    try:
+        gold = read_gold(Source(str(path), "g.csv", "csv", fields=fields), Limits(), problems)
+    except InputError as exc:
+        assert exc.line is not None
+        return
+    assert all(p.line is not None for p in problems.items)
+    for q in gold.queries.values():
+        assert isinstance(q.query_id, str) and all(isinstance(d, str) for d in q.relevant)
