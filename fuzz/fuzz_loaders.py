@@ -32,8 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "check"))
 with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
     import yaml
 
-    from rag_corpus_check.core import problems as P
     from rag_corpus_check.config.load import Fields
+    from rag_corpus_check.core import problems as P
     from rag_corpus_check.core.text import safe_text
     from rag_corpus_check.inputs import corpus as exact_corpus
     from rag_corpus_check.inputs import fast as fast_readers
