@@ -298,6 +298,22 @@ def test_pool_leaves_unanswerable_questions_out():
     assert [q.query_id for q in select(gold, {"a": ["x"], "b": ["y"]}, None, 5)] == ["a"]
 
 
+def test_pool_says_where_the_grades_of_a_field_mapped_gold_set_go(repo, tmp_path, capsys):
+    """A worksheet cannot join a field-mapped gold set as a `gold:` list
+    entry (the map would read it): pool says to copy the grades over."""
+    from rag_corpus_check.commands.pool import pool
+
+    _, gold, run = _example(repo)
+    write(repo / "golden.jsonl", "".join(json.dumps({"id": q["query_id"], "docs": _relevant_ids(q)[:1]}) + "\n"
+                                         for q in gold))
+    _run_file(repo, run)
+    cfg = _config(repo, "{path: golden.jsonl, fields: {query_id: id, relevant: docs}}")
+    assert pool(["--config", cfg, "--out", str(tmp_path / "labels.yaml")]) == 0
+    said = capsys.readouterr().out
+    assert "copy the grades into golden.jsonl in its own shape" in said and "gold: [" not in said
+    assert "copy the grades into golden.jsonl" in (tmp_path / "labels.yaml").read_text()
+
+
 def test_unanswerable_questions_are_no_mean_and_no_missing_label():
     m = [parse_measure("P@2"), parse_measure("R@2")]
     ev = evaluate({"a": {"x": 1}, "b": {}, "c": {"x": 1}}, {"a": ["x"], "b": ["x"], "c": ["y"]}, m,
