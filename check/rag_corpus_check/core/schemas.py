@@ -361,6 +361,10 @@ _KEYWORDS = {
     "dependentSchemas": lambda arg, v, s, r: not isinstance(v, dict) or all(
         _ok(sub, v, r) for k, sub in arg.items() if k in v),
     "maxProperties": _on(lambda v, a: not isinstance(v, dict) or len(v) <= a),
+    "minProperties": _on(lambda v, a: not isinstance(v, dict) or len(v) >= a),
+    "if": lambda arg, v, s, r: _ok(s.get("then", True) if _ok(arg, v, r) else s.get("else", True), v, r),
+    "then": lambda arg, v, s, r: True,  # decided with "if"
+    "else": lambda arg, v, s, r: True,
     "uniqueItems": lambda arg, v, s, r: not arg or not isinstance(v, list) or _distinct(v),
 }
 
