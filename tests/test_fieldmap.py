@@ -79,6 +79,7 @@ def test_id_query_expected_docs_jsonl(repo, tmp_path, capsys):
     _assert_trec(results, qrels, run)
     assert results["counts"]["questions"] == len(gold)
     assert results["conventions"]["fields"] == {"gold": {"query_id": "id", "relevant": "expected_docs"}}
+    assert "the gold set is read through the field map query_id ← id, relevant ← expected_docs" in text
 
 
 def test_question_relevant_sources_paths_and_unanswerable(repo, tmp_path, capsys):
@@ -171,6 +172,21 @@ def test_csv_with_a_header_row(repo, tmp_path, capsys):
     _assert_trec(results, qrels, run)
     assert [q["query_id"] for q in results["queries"] if q["status"] == UNANSWERABLE] == ["nope"]
     assert results["provenance"]["formats"]["eval/golden.csv"] == "csv"
+
+
+def test_a_field_name_reaches_the_summary_escaped(repo, tmp_path, capsys):
+    """Field names are the config's (a pull request's) text: the summary's
+    conventions escape them like every other value from an input."""
+    _, gold, run = _example(repo)
+    name = "[x](https://evil.example)<b>"
+    write(repo / "golden.jsonl", "".join(json.dumps({"id": q["query_id"], name: _relevant_ids(q)}) + "\n"
+                                         for q in gold))
+    _run_file(repo, run)
+    cfg = _config(repo, "{path: golden.jsonl, fields: {query_id: id, relevant: " + json.dumps(name) + "}}")
+    code, text, _, summary = check(tmp_path, capsys, config=cfg)
+    assert code == 0, text
+    line = next(x for x in summary.splitlines() if "read through the field map" in x)
+    assert "](" not in line and "<b>" not in line and "\\[x\\]" in line
 
 
 def test_list_grade_gives_a_listed_id_its_grade(tmp_path):
