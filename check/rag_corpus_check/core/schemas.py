@@ -172,6 +172,7 @@ _WORDING = {
     "maxItems": lambda val, inst, schema: f"more than {val} items",
     "maxProperties": lambda val, inst, schema: (
         f"{len(inst) if isinstance(inst, dict) else 'too many'} entries, more than the {val} allowed"),
+    "minProperties": lambda val, inst, schema: "must not be empty" if val == 1 else f"fewer than {val} entries",
     "not": lambda val, inst, schema: "contains a control character or line break",
     "pattern": lambda val, inst, schema: f"does not match the pattern {safe_text(val, 80)}",
     "propertyNames": lambda val, inst, schema: (
