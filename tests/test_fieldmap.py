@@ -415,3 +415,15 @@ def test_any_csv_is_read_or_refused_at_a_line(tmp_path_factory, rows):
     assert all(p.line is not None for p in problems.items)
     for q in gold.queries.values():
         assert isinstance(q.query_id, str) and all(isinstance(d, str) for d in q.relevant)
+
+
+@pytest.mark.parametrize(("body", "line", "said"), [
+    ('a,"' + "x" * 131_073 + '",\n', 2, "not valid CSV: field larger than field limit"),
+    ('a,b\nc,"open\n\n', 3, "not valid CSV: unexpected end of data"),
+    ("a,b,c,d\n", 2, "the row has 4 cells, the header 3 columns"),
+], ids=["a cell over 128 KiB", "a quote left open", "more cells than the header"])
+def test_a_broken_csv_is_refused_at_the_row(tmp_path, body, line, said):
+    path = write(tmp_path / "g.csv", "id,query,relevant\n" + body)
+    with pytest.raises(InputError) as caught:
+        read_gold(Source(str(path), "g.csv", "csv"), Limits(), P.Problems())
+    assert (caught.value.file, caught.value.line) == ("g.csv", line) and caught.value.message.startswith(said)
