@@ -73,8 +73,11 @@ class Source:
 
     @property
     def reading(self) -> fieldmap.Reading | None:
-        """How a gold file's questions are read through its field map (None: the native reader)."""
-        return fieldmap.Reading(self.fields, self.list_grade) if self.fields is not None else None
+        """How a gold file's questions are read through its field map (None:
+        the native reader); a CSV file has one always (its columns' names)."""
+        if self.fields is None and self.format != "csv":
+            return None
+        return fieldmap.Reading(self.fields or Fields(), self.list_grade)
 
     @property
     def native(self) -> Callable[..., dict | None] | None:
