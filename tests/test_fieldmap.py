@@ -430,3 +430,23 @@ def test_a_broken_csv_is_refused_at_the_row(tmp_path, body, line, said):
     with pytest.raises(InputError) as caught:
         read_gold(Source(str(path), "g.csv", "csv"), Limits(), P.Problems())
     assert (caught.value.file, caught.value.line) == ("g.csv", line) and caught.value.message.startswith(said)
+
+
+def test_marking_questions_unanswerable_does_not_loosen_the_gate(kb, tmp_path, capsys):
+    """A pull request that marks its worst questions `answerable: false`
+    lifts the head gold set's mean over the threshold, but the base's gold
+    set still judges the head's ranking on them: the gate fails on it."""
+    from support.repos import commit, edit
+
+    (kb / "committed-run.rag-corpus-check.yml").replace(kb / ".rag-corpus-check.yml")
+    edit(kb / ".rag-corpus-check.yml", "  nDCG@5: 0.75", "  nDCG@5: 0.85")
+    edit(kb / ".rag-corpus-check.yml", "  R@5: 0.80", "  R@5: 0.10")
+    base = commit(kb, "base")
+    code, _, results, _ = check(tmp_path, capsys, "--base", base)
+    assert code == 1 and results["metrics"]["nDCG@5"] < 0.85  # as it is, the gate fails
+    for qid in ("q07", "q10", "q12"):  # the three lowest nDCG@5
+        edit(kb / "gold.yaml", f"  - query_id: {qid}\n", f"  - query_id: {qid}\n    answerable: false\n")
+    code, text, results, _ = check(tmp_path, capsys, "--base", base)
+    assert results["counts"]["unanswerable"] == 3 and results["metrics"]["nDCG@5"] > 0.85  # the head's gold set
+    assert code == 1, text
+    assert any("the base's gold set" in reason for reason in results["gate_reasons"]), results["gate_reasons"]
