@@ -6,7 +6,8 @@ digest of each file.
 Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
 :mod:`run` (the exact readers), :mod:`fast` and :mod:`fast_trec` (the fast
 readers of a JSONL corpus and a TREC run),
-:mod:`checks` (record validity from the schemas);
+:mod:`checks` (record validity from the schemas); :mod:`fieldmap` (questions
+and documents in a team's own field names, through the config's field maps);
 :mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
 as data), :mod:`cross_file` (checks across files: ids, grades, snapshots).
 
