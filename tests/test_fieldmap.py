@@ -259,6 +259,11 @@ def test_bad_fields_of_yaml_and_csv_at_their_lines(tmp_path):
     assert found["yaml"] == [(3, ["`docs`", "must"]), (5, ["`docs`", "item"])]
     assert found["csv"] == [(3, ["`docs`", "starts"]), (4, ["`answerable`", "must"])]
     assert found["json"] == [(3, ["`docs`", "must"])]
+    snapshot = write(tmp_path / "s.yaml", "snapshot: [1]\nqueries:\n  - {id: a, docs: [x]}\n")
+    problems = P.Problems()
+    gold = read_gold(Source(str(snapshot), "s.yaml", "yaml", fields=fields), Limits(), problems)
+    assert [(p.line, p.message) for p in problems.items] == [(1, "snapshot: expected string, got array")]
+    assert list(gold.queries) == ["a"] and gold.snapshot is None
 
 
 def test_a_corpus_field_that_is_missing_or_of_the_wrong_type(tmp_path):

@@ -10,7 +10,7 @@ import re
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.schemas import describe_error, error_path, errors, quick_check
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.inputs.checks import gold_query
+from rag_corpus_check.inputs.checks import SNAPSHOT, gold_query
 from rag_corpus_check.inputs.fieldmap import Reading, question
 from rag_corpus_check.inputs.foreign import mapped
 from rag_corpus_check.inputs.records import Gold, GoldQuery
@@ -84,12 +84,22 @@ def _records(real, file, fmt, limits, problems, gold, hasher, reading: Reading):
         problems.add(P.SCHEMA, "a gold document read through a field map is a list of questions (or a mapping "
                      "with a `queries:` list)", file=file, line=1)
         return
-    if isinstance(doc, dict):
-        gold.snapshot = doc.get("snapshot")
-        gold.snapshot_line = line_of(doc, ["snapshot"]) if "snapshot" in doc else None
+    if isinstance(doc, dict) and "snapshot" in doc:
+        _document_snapshot(gold, doc, file, problems)
     lines = _record_lines(records, text, reading) if text is not None else None
     for i, rec in enumerate(records):
         yield (line_of(records, [i]) if text is None else _safe_index(lines, i)), rec
+
+
+def _document_snapshot(gold: Gold, doc: dict, file: str, problems: P.Problems) -> None:
+    """The `snapshot:` of a gold document read through a field map, by the native rule."""
+    line = line_of(doc, ["snapshot"])
+    if SNAPSHOT.ok(doc["snapshot"]):
+        gold.snapshot, gold.snapshot_line = doc["snapshot"], line
+        return
+    first = errors("gold", {"queries": [], "snapshot": doc["snapshot"]})[:1]  # the type's, when that is wrong
+    for err in first:
+        problems.add(P.SCHEMA, describe_error(err), file=file, line=line)
 
 
 def _parse_mapped(real, file, fmt, limits, hasher):
