@@ -195,9 +195,10 @@ def test_list_grade_gives_a_listed_id_its_grade(tmp_path):
     read = read_gold(Source(str(gold), "g.jsonl", "jsonl", fields=Fields((("relevant", "docs"),)), list_grade=2),
                      Limits(), problems)
     assert not problems.items and read.queries["q1"].relevant == {"a": 2, "b": 2}
-    native_csv = write(tmp_path / "g.csv", "query_id,relevant\nq1,a;b\n")  # CSV without a field map too
+    native_csv = write(tmp_path / "g.csv", "query_id,relevant,tags\nq1,a; b,billing; ru\n")  # no field map too
     read = read_gold(Source(str(native_csv), "g.csv", "csv", list_grade=2), Limits(), problems)
     assert not problems.items and read.queries["q1"].relevant == {"a": 2, "b": 2}
+    assert read.queries["q1"].tags == ("billing", "ru")
 
 
 def _problems(results) -> list[tuple[str, int | None, str]]:

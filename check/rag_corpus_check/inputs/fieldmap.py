@@ -86,7 +86,7 @@ def _question(rec: dict, reading: Reading, file: str, line: int | None) -> dict:
     for name in PASSED:
         value = _value(rec, name, reading)
         if value is not None:
-            native[name] = value.split(";") if reading.cells and name == "tags" else value
+            native[name] = _cell_list(value) if reading.cells and name == "tags" else value
     return native
 
 
@@ -140,11 +140,16 @@ def _relevant(rec: dict, reading: Reading, answerable: bool | None, file: str, l
 def _cell_labels(text: str, name: str, file: str, line: int | None) -> object:
     """A CSV cell's labels: a JSON array or object, else ids separated by ``;``."""
     if not text.startswith(("[", "{")):
-        return [part.strip() for part in text.split(";") if part.strip()]
+        return _cell_list(text)
     try:
         return loads_strict(text, file, line)
     except InputError as exc:
         raise _Bad(f"`{_shown(name)}` starts as JSON but is not valid JSON ({exc.message})") from None
+
+
+def _cell_list(text: str) -> list[str]:
+    """A CSV cell's items separated by ``;``."""
+    return [part.strip() for part in text.split(";") if part.strip()]
 
 
 def _listed(ids: list, name: str, grade: int) -> dict:
