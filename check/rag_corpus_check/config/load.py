@@ -119,6 +119,23 @@ class Fields:
 
 
 @dataclass(frozen=True)
+class MarkdownSpec:
+    """`corpus: {format: markdown, ...}`: which pages (globs relative to the
+    config's folder, `exclude` left out) and how they are chunked (`heading`:
+    a record per section; `file`: a record per page). Read by
+    :mod:`inputs.markdown_corpus`; all four settings are rules (:mod:`gate.rules`)."""
+
+    paths: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+    chunk: str = "heading"
+
+    @property
+    def shown(self) -> str:
+        """The pages as messages name the corpus (the globs, comma-separated)."""
+        return ", ".join(self.paths)
+
+
+@dataclass(frozen=True)
 class Config:
     """The config as read, validated and normalised: a value, never changed
     after :func:`load_config` builds it. What differs (the base's rules
@@ -145,6 +162,7 @@ class Config:
     gold_fields: Fields | None = None  # `gold: {path, fields}`: read through the field map (inputs/fieldmap.py)
     corpus_fields: Fields | None = None  # `corpus: {path, fields}`
     list_grade: int = 1  # relevance.list_grade: the grade of a document a question lists as a plain id
+    markdown: MarkdownSpec | None = None  # `corpus: {format: markdown}`: its pages (``corpus`` is then their globs, shown)
     queries: str | None = None  # a file of question texts (BEIR's queries.jsonl)
     extra_gold: tuple[str, ...] = ()  # the rest of a `gold:` list, merged with the first
     run_order: str = "descending"  # how a scored run's scores order it
@@ -195,7 +213,8 @@ class Config:
     def input_files(self) -> list[str]:
         """Every input file the config names (corpus, gold, BEIR's queries,
         run), relative to its folder: what a tree must hold to be measured."""
-        files = [rel for rel in (self.corpus, *self.gold_files, self.queries, self.run) if rel is not None]
+        corpus = self.corpus if self.markdown is None else None  # the pages: globs, not a file
+        files = [rel for rel in (corpus, *self.gold_files, self.queries, self.run) if rel is not None]
         return files + (folder_files(self.vectors) if self.vectors and self.uses_vectors else [])
 
     @property
@@ -290,11 +309,10 @@ def _files(doc: dict, fmt: dict) -> dict:
     or the files of a `dataset:` in another tool's layout."""
     data = doc.get("dataset")
     if data is None:
-        gold, corpus = doc["gold"], doc["corpus"]
+        gold = doc["gold"]
         first, *rest = [gold] if isinstance(gold, str) else [gold["path"]] if isinstance(gold, dict) else gold
-        return {"corpus": corpus["path"] if isinstance(corpus, dict) else corpus, "gold": first,
-                "extra_gold": tuple(rest), "gold_format": fmt.get("gold", "auto"),
-                "gold_fields": _fields(gold), "corpus_fields": _fields(corpus)}
+        return {**_corpus(doc["corpus"]), "gold": first, "extra_gold": tuple(rest),
+                "gold_format": fmt.get("gold", "auto"), "gold_fields": _fields(gold)}
     path = data["path"]
     if data["format"] == "llamaindex":
         return {"corpus": path, "gold": path, "corpus_format": "llamaindex", "gold_format": "llamaindex"}
@@ -308,6 +326,16 @@ def _fields(spec) -> Fields | None:
     if not isinstance(spec, dict) or "fields" not in spec:
         return None
     return Fields(tuple((native, written) for native, written in spec["fields"].items()))
+
+
+def _corpus(corpus: str | dict) -> dict:
+    """`corpus:` as a file (a string, or `{path: ...}`), or Markdown pages."""
+    if isinstance(corpus, str):
+        return {"corpus": corpus}
+    if corpus.get("format", "jsonl") == "jsonl":
+        return {"corpus": corpus["path"], "corpus_fields": _fields(corpus)}
+    spec = MarkdownSpec(tuple(corpus["paths"]), tuple(corpus.get("exclude", ())), corpus.get("chunk", "heading"))
+    return {"corpus": spec.shown, "corpus_format": "markdown", "markdown": spec}
 
 
 def _bm25(ret: dict) -> BM25Params:
@@ -348,6 +376,10 @@ def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
         found.append((f"`retriever.command` is set but `retriever.type` is {cfg.ranker.name}; set `type: command`",
                       ["retriever", "type"]))
     found += _vector_problems(cfg)
+    if cfg.markdown is not None and cfg.ranker.runs_command:
+        found.append(("`retriever.type: command` reads a corpus file, and a Markdown corpus is a folder of pages: "
+                      "write the file with `rag-corpus-check export --out corpus.jsonl` and name it in the "
+                      "command, or rank with the built-in retriever", ["retriever", "type"]))
     if cfg.bm25.depth < cfg.k:
         found.append((f"retriever.depth ({cfg.bm25.depth}) is below k ({cfg.k}); the ranking must be at least K "
                       "long — raise depth", ["retriever", "depth"]))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Protocol
 
-from rag_corpus_check.config.load import Fields
+from rag_corpus_check.config.load import Fields, MarkdownSpec
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import fieldmap, formats
@@ -71,6 +71,10 @@ class Source:
     order: str = "descending"  # formats.run_order, for a scored run
     fields: Fields | None = None  # the field map of `gold:` or `corpus:` as an object (inputs/fieldmap.py)
     list_grade: int = 1  # relevance.list_grade, for a gold set
+    # A Markdown corpus (``real`` is then the config's folder, ``display`` the globs):
+    # its MarkdownSpec, and the root its pages must stay inside.
+    markdown: MarkdownSpec | None = None
+    root: str = ""
 
     @property
     def reading(self) -> fieldmap.Reading | None:
