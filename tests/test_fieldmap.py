@@ -456,3 +456,35 @@ def test_marking_questions_unanswerable_does_not_loosen_the_gate(kb, tmp_path, c
     assert results["counts"]["unanswerable"] == 3 and results["metrics"]["nDCG@5"] > 0.85  # the head's gold set
     assert code == 1, text
     assert any("the base's gold set" in reason for reason in results["gate_reasons"]), results["gate_reasons"]
+
+
+def test_page_paths_and_anchors_as_ids_with_a_markdown_corpus(tmp_path, capsys, monkeypatch):
+    """With the Markdown corpus, a golden set written as lists of `page#anchor`
+    ids (JSONL, and CSV) scores per question what the native gold set scores."""
+    import shutil
+
+    from conftest import ROOT
+
+    kb = tmp_path / "docs-kb"
+    shutil.copytree(ROOT / "examples" / "docs-kb", kb)
+    monkeypatch.chdir(kb)
+    code, text, native, _ = check(tmp_path / "native", capsys, config="sections.rag-corpus-check.yml")
+    assert code == 0, text
+    gold = load_yaml((kb / "gold" / "sections.yaml").read_bytes(), "sections.yaml", Limits())["queries"]
+    grades = {g for q in gold for g in q["relevant"].values()}
+    assert grades == {2}  # one grade: the list's grade reproduces every label
+    write(kb / "eval/golden.jsonl", "".join(json.dumps({"id": q["query_id"], "question": q["query"],
+                                                        "relevant_sources": list(q["relevant"])}) + "\n"
+                                            for q in gold))
+    rows = ["id,question,relevant_sources"] + [f'{q["query_id"]},"{q["query"]}",{";".join(q["relevant"])}'
+                                               for q in gold]
+    write(kb / "eval/golden.csv", "\n".join(rows) + "\n")
+    config = (kb / "sections.rag-corpus-check.yml").read_text()
+    for name in ("golden.jsonl", "golden.csv"):
+        team = config.replace("gold: gold/sections.yaml", f"gold: {{path: eval/{name}, fields: {{query_id: id, "
+                              "query: question, relevant: relevant_sources}}\nrelevance: {list_grade: 2}")
+        write(kb / "team.yml", team)
+        code, text, results, _ = check(tmp_path / name, capsys, config="team.yml")
+        assert code == 0, text
+        assert [(q["query_id"], q["values"]) for q in results["queries"]] == [
+            (q["query_id"], q["values"]) for q in native["queries"]]
