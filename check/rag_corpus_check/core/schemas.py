@@ -379,6 +379,7 @@ _KEYWORDS = {
     "not": lambda arg, v, s, r: not _ok(arg, v, r),
     "oneOf": lambda arg, v, s, r: sum(1 for sub in arg if _ok(sub, v, r)) == 1,
     "anyOf": lambda arg, v, s, r: any(_ok(sub, v, r) for sub in arg),
+    "allOf": lambda arg, v, s, r: all(_ok(sub, v, r) for sub in arg),
     "dependentSchemas": lambda arg, v, s, r: not isinstance(v, dict) or all(
         _ok(sub, v, r) for k, sub in arg.items() if k in v),
     "maxProperties": _on(lambda v, a: not isinstance(v, dict) or len(v) <= a),
