@@ -26,7 +26,7 @@ from rag_corpus_check.report.confidence import (
     explained_line,
     pool_for,
 )
-from rag_corpus_check.report.markdown import Summary, cell, fmt
+from rag_corpus_check.report.markdown import Summary, cell, fmt, prose
 
 if TYPE_CHECKING:  # the comparison's records: only with a base compared
     from rag_corpus_check.gate.compare import Comparison, Delta, QuestionChange, View
@@ -53,7 +53,7 @@ def add_sections(s: Summary, data: dict) -> None:
     s.heading("What changed in this PR", 3)
     s.para(f"Compared with the base `{cmp_['base_sha'] or cell(cmp_['base_rev'])}`.")
     for note in cmp_["notes"]:
-        s.para(f"> [!NOTE]\n> {cell(note, 400)}")
+        s.para(f"> [!NOTE]\n> {prose(note, 400)}")
     if cmp_["rules"] is not None:
         _rules(s, cmp_["rules"])
     if "deltas" in cmp_:

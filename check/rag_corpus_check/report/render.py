@@ -19,7 +19,7 @@ from rag_corpus_check.gate.terms import (  # constants only: no import past the 
     GOLD_SETS,
     MIN_QUESTIONS,
 )
-from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.markdown import Summary, cell, prose
 
 _MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
 MAX_QUESTIONS_SHOWN = 2000
@@ -96,7 +96,7 @@ def more(shown: int, total: int, what: str) -> str:
 def threshold_row(t: dict, on_base: bool = False) -> list[str]:
     """measure, value (and on the base's gold set), the limit (and max_drop), the result."""
     drop = f", drop ≤ {limit(t['max_drop'])}" if t.get("max_drop") is not None else ""
-    note = f" ({cell(t['note'])})" if t.get("note") else ""
+    note = f" ({prose(t['note'], 120, in_table=True)})" if t.get("note") else ""
     values = [num(t["value"]), num(t.get("value_on_base_gold"))] if on_base else [num(t["value"])]
     return [measure(t["measure"]), *values, f"≥ {limit(t['limit'])}{drop}", passed_cell(t["passed"]) + note]
 
@@ -127,7 +127,7 @@ def _reasons(s: Summary, reasons: list[str], max_rows: int | None) -> None:
         return
     shown = reasons[:max_rows]
     s.para("**The gate failed because:**")
-    s.bullets([cell(r, 500) for r in shown])
+    s.bullets([prose(r, 500) for r in shown])
     if len(shown) < len(reasons):
         s.para(more(len(shown), len(reasons), "reasons"))
 
@@ -230,7 +230,7 @@ def problems(s: Summary, results: dict, level: int = 3, max_rows: int | None = N
     shown = listed[:max_rows]
     s.table(["severity", "kind", "where", "id", "problem"],
             [[p["severity"], cell(p["kind"], 20), cell(_location(p), 200), cell(p["id"]) if p["id"] else "",
-              cell(p["message"], 400)] for p in shown])
+              prose(p["message"], 400, in_table=True)] for p in shown])
     if len(shown) < len(listed):
         s.para(more(len(shown), len(listed), "problems"))
     if dropped:
@@ -323,7 +323,7 @@ def _gate_cell(r: dict) -> str:
         note = r.get("note")
         if not note:
             return "not gated (no thresholds)"
-        return note if isinstance(note, str) and _NOT_GATED.fullmatch(note) else cell(note, 300)
+        return note if isinstance(note, str) and _NOT_GATED.fullmatch(note) else prose(note, 300, in_table=True)
     return passed_cell(r["passed"])
 
 
@@ -334,7 +334,7 @@ def _slice_thresholds(s: Summary, rows: list[dict]) -> None:
 
 
 def _slice_threshold(name: object, t: dict) -> list[str]:
-    note = f" ({cell(t['note'], 300)})" if t.get("note") else ""
+    note = f" ({prose(t['note'], 300, in_table=True)})" if t.get("note") else ""
     drop = "—" if t.get("max_drop") is None else limit(t["max_drop"])
     return [cell(name), measure(t.get("measure")), num(t.get("value")), f"≥ {limit(t.get('limit'))}", drop,
             passed_cell(t.get("passed")) + note]
