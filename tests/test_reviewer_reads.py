@@ -7,6 +7,10 @@ throw-away repositories."""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import cmarkgfm
 from cmarkgfm.cmark import Options
 
@@ -38,3 +42,35 @@ def test_a_span_in_a_table_cell_keeps_its_pipe_and_the_table_its_columns():
 
 def test_a_lone_backtick_is_text():
     assert gfm(prose("one ` alone")) == "<p>one ` alone</p>\n"
+
+
+# ---------------------------------------------------------------- the default results path
+
+
+def test_two_repositories_never_share_the_default_results_file(tmp_path, monkeypatch, capsys):
+    """Was: both runs wrote /tmp/rag-corpus-check-<uid>/results.json, the
+    second over the first."""
+    from support.repos import commit, init
+
+    from conftest import EXAMPLE
+    from rag_corpus_check.commands.cli import main
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
+        monkeypatch.delenv(var, raising=False)
+    written = {}
+    for name, config in (("one", "committed-run.rag-corpus-check.yml"), ("two", "dense.rag-corpus-check.yml")):
+        repo = init(tmp_path / name / "kb", EXAMPLE)  # two repositories, both folders named kb
+        commit(repo, "kb")
+        monkeypatch.chdir(repo)
+        assert main(["--config", config]) == 0
+        out = capsys.readouterr().out
+        path = next(line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("  results: "))
+        written[name] = (path, json.loads(Path(path).read_text(encoding="utf-8")))
+    (one, r1), (two, r2) = written["one"], written["two"]
+    assert one != two and os.path.dirname(one) != os.path.dirname(two)
+    assert r1 != r2
+    assert json.loads(Path(one).read_text(encoding="utf-8")) == r1  # the first run's file is still its own
