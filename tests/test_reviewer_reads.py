@@ -74,3 +74,64 @@ def test_two_repositories_never_share_the_default_results_file(tmp_path, monkeyp
     assert one != two and os.path.dirname(one) != os.path.dirname(two)
     assert r1 != r2
     assert json.loads(Path(one).read_text(encoding="utf-8")) == r1  # the first run's file is still its own
+
+
+# ---------------------------------------------------------------- the commit checked
+
+
+def _scored_committed_run(kb):
+    (kb / "committed-run.rag-corpus-check.yml").replace(kb / ".rag-corpus-check.yml")
+    return kb
+
+
+def test_a_dry_run_on_uncommitted_changes_names_the_working_tree_not_head(kb, tmp_path, capsys):
+    """Was: `commit: <HEAD>` and PASSED for a corpus line appended and not
+    committed, in the console, the results and the summary alike."""
+    from conftest import check
+    from support.repos import commit
+
+    head = commit(_scored_committed_run(kb), "kb")
+    with (kb / "corpus.jsonl").open("a") as f:
+        f.write('{"id": "new-1", "text": "appended, not committed"}\n')
+    (kb / "notes.txt").write_text("not an input\n")
+    code, text, results, summary = check(tmp_path, capsys)
+
+    assert code == 0
+    assert text.splitlines()[1] == f"  checked: working tree, uncommitted changes to corpus.jsonl on top of commit {head}"
+    assert f"commit: {head}" not in text
+    assert results["provenance"]["commit"] == head and results["provenance"]["uncommitted"] == ["corpus.jsonl"]
+    html = gfm(summary)
+    assert f"working tree, uncommitted changes to corpus.jsonl on top of commit <code>{head}</code>" in html
+    assert "This result is for the working tree, not for a commit" in html
+
+
+def test_an_untracked_input_in_a_checked_subdirectory_is_named_by_its_path_there(tmp_path, capsys, monkeypatch):
+    from conftest import EXAMPLE, check
+    from support.repos import commit, init
+
+    repo = init(tmp_path / "repo")
+    import shutil
+
+    shutil.copytree(EXAMPLE, repo / "kb")
+    (repo / "kb" / "committed-run.rag-corpus-check.yml").replace(repo / "kb" / ".rag-corpus-check.yml")
+    (repo / "kb" / "run.jsonl").rename(repo / "run.jsonl.keep")
+    head = commit(repo, "kb without its run")
+    (repo / "run.jsonl.keep").rename(repo / "kb" / "run.jsonl")  # the run: untracked
+    monkeypatch.chdir(repo / "kb")
+    for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
+        monkeypatch.delenv(var, raising=False)
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 0 and results["provenance"]["uncommitted"] == ["run.jsonl"], text
+    assert f"uncommitted changes to run.jsonl on top of commit {head}" in text
+
+
+def test_a_clean_tree_names_its_commit(kb, tmp_path, capsys):
+    from conftest import check
+    from support.repos import commit
+
+    head = commit(_scored_committed_run(kb), "kb")
+    (kb / "notes.txt").write_text("not an input\n")  # an untracked file the check does not read
+    code, text, results, summary = check(tmp_path, capsys)
+    assert code == 0 and text.splitlines()[1] == f"  commit: {head}"
+    assert results["provenance"]["uncommitted"] == []
+    assert "working tree" not in summary

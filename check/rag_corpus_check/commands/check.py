@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate import rules as R
-from rag_corpus_check.pipeline.context import Context
+from rag_corpus_check.pipeline.context import Context, uncommitted_inputs
 from rag_corpus_check.pipeline.outcome import Outcome, decide
 from rag_corpus_check.pipeline.stages import Options, configure, enter, gate, measure
 
@@ -17,6 +17,12 @@ def run_check(root: str, config_path: str, context: Context | None = None,
     options = options or Options()
     out = Outcome(P.Problems(), context or Context(), advisory=options.advisory,
                   required_rules=options.required_rules)
+    checked = _check(root, config_path, out, options)
+    checked.uncommitted = uncommitted_inputs(checked.context, list(checked.inputs))
+    return checked
+
+
+def _check(root: str, config_path: str, out: Outcome, options: Options) -> Outcome:
     enter(out, None)
     cfg = configure(root, config_path, out, options)
     if cfg is None:

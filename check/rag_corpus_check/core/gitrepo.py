@@ -121,6 +121,24 @@ class Checkout:
         """The checked-out commit; None on a branch with no commit yet."""
         return self.commit_of("HEAD")
 
+    def uncommitted(self, paths: list[str]) -> list[str] | None:
+        """Of ``paths`` (git paths from the top), those whose file in the
+        working tree is not what ``HEAD`` holds: changed, staged, added,
+        untracked or ignored; None when git cannot tell. Submodules are not
+        entered (their configuration is not this checkout's)."""
+        if not paths:
+            return []
+        try:
+            res = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
+                           "--no-renames", "--ignore-submodules=all", "--",
+                           *(f":(literal){p}" for p in paths))
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if res.returncode != 0:
+            return None
+        found = {entry[3:].decode("utf-8", "surrogateescape") for entry in res.stdout.split(b"\0") if len(entry) > 3}
+        return [p for p in paths if p in found]
+
     def fetch(self, rev: str) -> bool:
         """Fetch that one commit from ``origin`` (the remote the checkout
         itself configured), shallow, without tags, prompts or waiting long."""

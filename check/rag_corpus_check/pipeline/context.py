@@ -58,6 +58,18 @@ def local_context(root: str, env=os.environ) -> Context:
     return ctx
 
 
+def uncommitted_inputs(ctx: Context, inputs: list[str]) -> list[str] | None:
+    """Of the input files read (paths relative to the checked directory),
+    those the checked-out commit does not hold as they are: the check then
+    measured the working tree, not that commit. None outside git or when git
+    cannot tell."""
+    if ctx.checkout is None or ctx.commit is None:
+        return None
+    prefix = ctx.checkout.resolved
+    found = ctx.checkout.uncommitted([prefix + p.replace(os.sep, "/") for p in inputs])
+    return None if found is None else [p[len(prefix):] for p in found]
+
+
 def logical_path(path: str, env=os.environ) -> str:
     """``path`` made absolute without resolving symlinks. The current
     directory is the shell's ``$PWD`` when that names it: the process's own

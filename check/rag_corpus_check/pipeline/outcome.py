@@ -100,6 +100,7 @@ class Outcome:
     irrelevant_by_type: list[dict] = field(default_factory=list)
     level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
     formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
+    uncommitted: list[str] | None = None  # inputs the checked-out commit does not hold as read (None: not known)
     gated: Gated = field(default_factory=Gated)  # set once, from stages.gate's value (or a merge's)
     resampling: Ledger | None = None  # the resampling work charged to the budget (gate.budget)
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text

@@ -27,6 +27,7 @@ from rag_corpus_check.report.changes import (
 )
 from rag_corpus_check.report.confidence import console_delta, console_interval, console_lines
 from rag_corpus_check.report.conventions import convention_lines
+from rag_corpus_check.report import render
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.results import results_dict
 from rag_corpus_check.report.rule_lines import rules_line
@@ -83,8 +84,7 @@ def verdict_line(out: Outcome) -> str:
 
 
 def _head(out: Outcome, data: dict) -> list[str]:
-    commit = data["provenance"]["commit"]
-    lines = [verdict_line(out), f"  commit: {commit or 'unknown (not a git checkout)'}"]
+    lines = [verdict_line(out), "  " + _checked(data)]
     rules = rules_line(data, safe_text)
     if rules:
         lines.append("  " + rules)
@@ -93,6 +93,12 @@ def _head(out: Outcome, data: dict) -> list[str]:
         if line:
             lines.append("  " + line)
     return lines
+
+
+def _checked(data: dict) -> str:
+    """``commit: <sha>``, or ``checked: working tree, uncommitted changes to … on top of commit <sha>``."""
+    words = render.checked_words(data, safe_text, str)
+    return "commit: " + words.removeprefix("commit ") if words.startswith("commit ") else "checked: " + words
 
 
 def _comparison(out: Outcome) -> list[str]:

@@ -90,6 +90,26 @@ def more(shown: int, total: int, what: str) -> str:
     return f"…and {total - shown} more {what} (see the job summary)." if total > shown else ""
 
 
+def uncommitted(results: dict) -> list[str]:
+    """The input files the checked commit does not hold as they were read."""
+    files = results.get("provenance", {}).get("uncommitted")
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+
+def checked_words(results: dict, esc, commit_words) -> str:
+    """What was checked: ``commit <sha>``, or the working tree with the
+    uncommitted changes named (never the commit alone for files it does not
+    hold). ``esc`` escapes a path, ``commit_words`` shows the commit."""
+    sha = results.get("provenance", {}).get("commit")
+    if not isinstance(sha, str):
+        return "commit unknown (not a git checkout)"
+    files = uncommitted(results)
+    if not files:
+        return f"commit {commit_words(sha)}"
+    names = ", ".join(esc(f) for f in files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    return f"working tree, uncommitted changes to {names} on top of commit {commit_words(sha)}"
+
+
 # ---------------------------------------------------------------- thresholds
 
 
