@@ -135,3 +135,26 @@ def test_a_clean_tree_names_its_commit(kb, tmp_path, capsys):
     assert code == 0 and text.splitlines()[1] == f"  commit: {head}"
     assert results["provenance"]["uncommitted"] == []
     assert "working tree" not in summary
+
+
+# ---------------------------------------------------------------- small truths in the docs
+
+
+def test_retrieval_md_names_the_stop_words_module_and_lists_its_english_words():
+    from conftest import ROOT
+    from rag_corpus_check.retrieval.bm25 import STOPWORDS
+
+    text = " ".join((ROOT / "docs" / "retrieval.md").read_text(encoding="utf-8").split())
+    assert "`retrieval/bm25.py`, `STOPWORDS`" in text
+    assert (ROOT / "check" / "rag_corpus_check" / "retrieval" / "bm25.py").is_file()
+    listed = text.split("`english` is 49 words: ", 1)[1].split(";", 1)[0].split()
+    assert sorted(listed) == sorted(STOPWORDS["english"]) and len(STOPWORDS["russian"]) == 151
+
+
+def test_configuration_md_names_a_slice_by_its_tag():
+    """Was `slices.<measure>.thresholds`: the key of a slice is a tag."""
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert "| `slices.<tag>.thresholds` |" in text and "| `slices.<tag>.min_questions` |" in text
+    assert "slices.<measure>" not in text and "| `thresholds.<measure>.min` |" in text
