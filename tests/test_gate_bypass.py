@@ -719,7 +719,7 @@ def test_require_rules_source_fails_an_override(kb, tmp_path, capsys, required, 
     assert (got, results["verdict"], results["rules_source"]) == (code, verdict, "head-override"), text
     if code:
         assert "rules-source is `head-override`, and this workflow accepts only `base`" in text
-        assert "- rules\\-source is \\`head\\-override\\`, and this workflow accepts only \\`base\\`" in summary
+        assert "- rules\\-source is `head-override`, and this workflow accepts only `base`" in summary
 
 
 def test_require_rules_source_base_passes_a_pr_on_the_bases_rules(kb, tmp_path, capsys):

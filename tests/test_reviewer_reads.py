@@ -50,10 +50,9 @@ def test_a_lone_backtick_is_text():
 def test_two_repositories_never_share_the_default_results_file(tmp_path, monkeypatch, capsys):
     """Was: both runs wrote /tmp/rag-corpus-check-<uid>/results.json, the
     second over the first."""
-    from support.repos import commit, init
-
     from conftest import EXAMPLE
     from rag_corpus_check.commands.cli import main
+    from support.repos import commit, init
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -158,3 +157,32 @@ def test_configuration_md_names_a_slice_by_its_tag():
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert "| `slices.<tag>.thresholds` |" in text and "| `slices.<tag>.min_questions` |" in text
     assert "slices.<measure>" not in text and "| `thresholds.<measure>.min` |" in text
+
+
+# ---------------------------------------------------------------- digits enough to see the comparison
+
+
+def test_a_mean_just_below_its_threshold_shows_the_digits_that_put_it_below(kb, tmp_path, capsys):
+    """Was "`R@5` is 0.6905, the threshold is 0.6905" for a mean of 0.690476."""
+    from conftest import check
+    from support.repos import commit, edit
+
+    edit(kb / ".rag-corpus-check.yml", "R@5: 0.65", "R@5: 0.6905")
+    commit(kb, "kb")
+    code, text, results, summary = check(tmp_path, capsys)
+    r5 = next(t for t in results["thresholds"] if t["measure"] == "R@5")
+    assert code == 1 and 0.69047 < r5["value"] < 0.69048 and r5["passed"] is False
+    assert "    - `R@5` is 0.69048, the threshold is 0.6905" in text.splitlines()
+    assert "    FAIL R@5          0.69048  >= 0.6905" in text.splitlines()
+    html = gfm(summary)
+    assert "<li><code>R@5</code> is 0.69048, the threshold is 0.6905</li>" in html
+    assert "<td><code>R@5</code></td>\n<td>0.69048</td>\n<td>≥ 0.6905</td>" in html
+    assert "0.6905, the threshold" not in text + html
+
+
+def test_one_rule_for_a_value_beside_its_limit():
+    from rag_corpus_check.core.text import figure
+
+    assert figure(0.139999, 0.14) == "0.139999" and figure(0.1400001, 0.14) == "0.1400001"
+    assert figure(0.14, 0.14) == "0.1400" and figure(0.7 - 1e-13, 0.7) == "0.7000"  # at it, within the tolerance
+    assert figure(0.3792, 0.75) == "0.3792" and figure(0.3792) == "0.3792"

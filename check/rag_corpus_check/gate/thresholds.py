@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import PerQuestion, Threshold
+from rag_corpus_check.core.text import figure
 from rag_corpus_check.gate.terms import TOLERANCE
 from rag_corpus_check.metrics.measures import Measure
 
@@ -64,7 +65,7 @@ def _below_on_base(t: Threshold, on_base: float | None) -> str | None:
     """Why the minimum fails on the base's gold set, or None."""
     if _at_least(on_base, t.min):
         return None
-    shown = "undefined" if on_base is None else f"{on_base:.4f}"
+    shown = "undefined" if on_base is None else figure(on_base, t.min)
     return f"judged by the base's gold set it is {shown}, below {t.min:g}"
 
 

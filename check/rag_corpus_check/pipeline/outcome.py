@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check import __version__
 from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import figure
 from rag_corpus_check.pipeline.context import Context
 
 if TYPE_CHECKING:
@@ -234,7 +235,7 @@ def _vectors(out: Outcome) -> list[str]:
 
 
 def _below(t: ThresholdResult) -> str:
-    value = "undefined" if t.value is None else f"{t.value:.4f}"
+    value = "undefined" if t.value is None else figure(t.value, t.limit)
     return f"`{t.measure}` is {value}, the threshold is {t.limit:g}" + (f" ({t.note})" if t.note else "")
 
 

@@ -5,7 +5,7 @@ Every line starts with text of our own, so untrusted ids never begin a line
 
 from __future__ import annotations
 
-from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.core.text import figure, safe_text
 from rag_corpus_check.gate.rules import OVERRIDE
 from rag_corpus_check.metrics.measures import headline
 from rag_corpus_check.pipeline.outcome import (
@@ -17,6 +17,7 @@ from rag_corpus_check.pipeline.outcome import (
     Outcome,
     gate_reasons,
 )
+from rag_corpus_check.report import render
 from rag_corpus_check.report.by_slice import console_lines as slice_lines
 from rag_corpus_check.report.changes import (
     dropped,
@@ -27,7 +28,6 @@ from rag_corpus_check.report.changes import (
 )
 from rag_corpus_check.report.confidence import console_delta, console_interval, console_lines
 from rag_corpus_check.report.conventions import convention_lines
-from rag_corpus_check.report import render
 from rag_corpus_check.report.markdown import fmt
 from rag_corpus_check.report.results import results_dict
 from rag_corpus_check.report.rule_lines import rules_line
@@ -140,10 +140,14 @@ def _thresholds(out: Outcome) -> list[str]:
     return lines + _per_question_line(out)
 
 
+def versus(value: float | None, limit: float) -> str:
+    return "—" if value is None else figure(value, limit)
+
+
 def _threshold_line(t) -> str:
     note = f"  ({safe_text(t.note)})" if t.note else ""
-    on_base = f"  (base's gold set: {fmt(t.on_base_gold)})" if t.base_gold_checked else ""
-    return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}{on_base}{note}"
+    on_base = f"  (base's gold set: {versus(t.on_base_gold, t.limit)})" if t.base_gold_checked else ""
+    return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {versus(t.value, t.limit)}  >= {t.limit:g}{on_base}{note}"
 
 
 def _per_question_line(out: Outcome) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check.core.text import natural_key, safe_text
+from rag_corpus_check.core.text import figure, natural_key, safe_text
 from rag_corpus_check.gate.terms import (  # constants only: no import past the stdlib
     GOLD_SETS,
     MIN_QUESTIONS,
@@ -51,6 +51,14 @@ def num(value: object, digits: int = 4) -> str:
     if value is None:
         return "—"
     return f"{value:.{digits}f}" if is_number(value) else "?"
+
+
+def versus(value: object, against: object) -> str:
+    """A value shown beside its limit (:func:`core.text.figure`: enough
+    decimals to show which side of it the value is on)."""
+    if not (is_number(value) and is_number(against)):
+        return num(value)
+    return figure(value, against)  # type: ignore[arg-type]
 
 
 def signed(value: object) -> str:
@@ -117,7 +125,8 @@ def threshold_row(t: dict, on_base: bool = False) -> list[str]:
     """measure, value (and on the base's gold set), the limit (and max_drop), the result."""
     drop = f", drop ≤ {limit(t['max_drop'])}" if t.get("max_drop") is not None else ""
     note = f" ({prose(t['note'], 120, in_table=True)})" if t.get("note") else ""
-    values = [num(t["value"]), num(t.get("value_on_base_gold"))] if on_base else [num(t["value"])]
+    values = [versus(t["value"], t["limit"]), versus(t.get("value_on_base_gold"), t["limit"])] if on_base \
+        else [versus(t["value"], t["limit"])]
     return [measure(t["measure"]), *values, f"≥ {limit(t['limit'])}{drop}", passed_cell(t["passed"]) + note]
 
 
@@ -356,7 +365,7 @@ def _slice_thresholds(s: Summary, rows: list[dict]) -> None:
 def _slice_threshold(name: object, t: dict) -> list[str]:
     note = f" ({prose(t['note'], 300, in_table=True)})" if t.get("note") else ""
     drop = "—" if t.get("max_drop") is None else limit(t["max_drop"])
-    return [cell(name), measure(t.get("measure")), num(t.get("value")), f"≥ {limit(t.get('limit'))}", drop,
+    return [cell(name), measure(t.get("measure")), versus(t.get("value"), t.get("limit")), f"≥ {limit(t.get('limit'))}", drop,
             passed_cell(t.get("passed")) + note]
 
 
