@@ -186,3 +186,60 @@ def test_one_rule_for_a_value_beside_its_limit():
     assert figure(0.139999, 0.14) == "0.139999" and figure(0.1400001, 0.14) == "0.1400001"
     assert figure(0.14, 0.14) == "0.1400" and figure(0.7 - 1e-13, 0.7) == "0.7000"  # at it, within the tolerance
     assert figure(0.3792, 0.75) == "0.3792" and figure(0.3792) == "0.3792"
+
+
+# ---------------------------------------------------------------- said once; the failed rule marked
+
+
+def _regress_run(kb, n: int = 3) -> None:
+    """The committed run loses the best document of its first ``n`` questions."""
+    run = kb / "run.jsonl"
+    lines = run.read_text().splitlines()
+    for i in range(n):
+        q = json.loads(lines[i])
+        q["ranking"] = q["ranking"][1:] + q["ranking"][:1]
+        lines[i] = json.dumps(q)
+    run.write_text("\n".join(lines) + "\n")
+
+
+def test_an_unchanged_gold_set_gets_one_delta_table_and_each_question_once(kb, tmp_path, capsys):
+    """Was: two identical delta tables (each revision's gold set, the base's),
+    every per-question row twice, the failing value said twice."""
+    from conftest import check
+    from support.repos import commit
+
+    base = commit(_scored_committed_run(kb), "base")
+    _regress_run(kb)
+    commit(kb, "a run that lost three best documents")
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
+    assert code == 1 and results["comparison"]["gold_changed"] is False
+    assert len(results["comparison"]["views"]) == 2  # the results keep both
+
+    html = gfm(summary)
+    assert html.count("<th>p (paired randomization)</th>") == 1
+    assert "Judged by the gold set, unchanged in this PR (the base's and the head's are one): 14 questions" in html
+    assert "<th>value (base's gold set)</th>" not in html and "below 0.75" not in html
+    rows = [r for r in html.split("<tr>") if "<td>q02</td>" in r and "-0.7104" in r]
+    assert len(rows) == 2, rows  # once in the per-question rule's table, once in "Questions that dropped"
+    assert "<td>both</td>" in rows[0]
+    assert text.count("judged by the gold set, unchanged in this PR") == 1
+    assert text.count("    nDCG@5       0.8234 -> 0.6946") == 1 and "(base's gold set:" not in text
+
+
+def test_a_pr_that_only_loosened_a_threshold_marks_that_rule(kb, tmp_path, capsys):
+    """Was: an all-✅ table under a ❌ title."""
+    from conftest import check
+    from support.repos import commit, edit
+
+    base = commit(_scored_committed_run(kb), "base")
+    edit(kb / ".rag-corpus-check.yml", "nDCG@5: 0.75", "nDCG@5: 0.1")
+    commit(kb, "lower a threshold")
+    code, _, results, summary = check(tmp_path, capsys, "--base", base)
+    assert code == 1 and all(t["passed"] for t in results["thresholds"])
+    html = gfm(summary)
+    table = html.split("<h3>Metrics vs thresholds</h3>")[1].split("</table>")[0]
+    first = table.split("<tbody>")[1].split("</tr>")[0]
+    assert "<td><code>nDCG@5</code></td>" in first
+    assert ("❌ threshold <code>nDCG@5</code> lowered: 0.75 → 0.1 in this PR without a new "
+            "<code>rule_change_reason</code>") in first
+    assert table.count("❌") == 1

@@ -24,6 +24,7 @@ GOLD_SETS = {
     HEAD_GOLD: "each revision's own gold set, over the questions in both",
     BASE_GOLD: "the base's gold set (its questions and labels) for both rankings",
 }
+SAME_GOLD = "the gold set, unchanged in this PR (the base's and the head's are one)"
 GOLD_WORDS = {HEAD_GOLD: "the head's gold set", BASE_GOLD: "the base's gold set"}  # in a sentence
 
 # The significance gate's Holm families (gate.significance): the head's own

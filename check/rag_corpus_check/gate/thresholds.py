@@ -51,7 +51,8 @@ def _result(t: Threshold, value: float | None, drop_failures: dict[Measure, str]
     on_base = base_gold_means.get(t.measure) if base_gold_means is not None else None
     below = _below_on_base(t, on_base) if base_gold_means is not None else None
     if below is not None:
-        notes.append(below)
+        if on_base != value:  # the same value fails the same way: said once, by the value itself
+            notes.append(below)
         passed = False
     drop = _drop_note(t, drop_failures)
     if drop is not None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.terms import (
     GOLD_SETS,
+    GOLD_WORDS,
     MIN_PERMUTATIONS,
     MIN_QUESTIONS,
     PERMUTATIONS,
@@ -60,7 +61,7 @@ def add_sections(s: Summary, data: dict) -> None:
         render.deltas(s, data)
         add_explained(s, cmp_["label_debt_drops"])
         add_significance(s, data["significance"])
-        _per_question(s, data["per_question"])
+        _per_question(s, data["per_question"], render.same_gold_sets(data))
         _questions(s, cmp_)
         _new_chunks(s, cmp_)
         _labels(s, cmp_)
@@ -80,7 +81,7 @@ def _rules(s: Summary, rules: dict) -> None:
             f"“{cell(rules['override_reason'], 300)}”. The head config's rules were enforced."
         )
     if rules["changes"]:
-        s.para("Rule changes: " + "; ".join(cell(c, 200) for c in rules["changes"]))
+        s.para("Rule changes: " + "; ".join(prose(c, 200) for c in rules["changes"]))
     s.para(f"Rules enforced: `{rules['source']}`.")
 
 
@@ -89,13 +90,14 @@ def view_title(v: View) -> str:
     return f"Judged by {GOLD_SETS[v.gold]}: {v.paired} questions"
 
 
-def _per_question(s: Summary, rule: dict | None) -> None:
+def _per_question(s: Summary, rule: dict | None, same_gold: bool) -> None:
     """The per-question rule: the questions over its limit, per gold set."""
     if rule is None:
         return
-    dropped = rule["dropped"]
+    dropped = render.once_per_gold(rule["dropped"], same_gold)
     over = [(gold, q) for gold, qs in dropped.items() for q in qs]
-    counts = "; ".join(f"judged by the {gold}'s gold set: {len(qs)}" for gold, qs in dropped.items())
+    counts = "; ".join(f"judged by {GOLD_WORDS.get(gold, render.BOTH_GOLD)}: "
+                       f"{len(qs)}" for gold, qs in dropped.items())
     s.para(f"{'✅' if rule['passed'] else '❌'} Per-question rule (`per_question`): questions that lost more than "
            f"{rule['max_drop']:g} of `{rule['measure']}` — at most {rule['max_questions']} may. {counts}.")
     if over:

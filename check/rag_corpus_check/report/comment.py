@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rag_corpus_check.core.schemas import errors, load_schema, quick_verdict
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.report import render as render_
-from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.markdown import Summary, cell, prose
 from rag_corpus_check.report.render import (
     ICON,
     TITLE,
@@ -262,7 +262,7 @@ def _override(results: dict) -> list[str]:
     rules = rules if isinstance(rules, dict) else {}
     reason, changed = rules.get("override_reason"), rules.get("changes")
     changes = [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []
-    listed = "".join(f"\n> - {cell(c, 200)}" for c in changes[:MAX_ROWS])
+    listed = "".join(f"\n> - {prose(c, 200)}" for c in changes[:MAX_ROWS])
     more = f"\n> - …and {len(changes) - MAX_ROWS} more (see the job summary)" if len(changes) > MAX_ROWS else ""
     why = f" Reason given: {cell(reason, 300)}." if isinstance(reason, str) else ""
     return [f"\n> [!CAUTION]\n> This pull request changed the gate's rules (a new `rule_change_reason`): it was "

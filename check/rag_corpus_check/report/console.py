@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rag_corpus_check.core.text import figure, safe_text
 from rag_corpus_check.gate.rules import OVERRIDE
+from rag_corpus_check.gate.terms import GOLD_WORDS, SAME_GOLD
 from rag_corpus_check.metrics.measures import headline
 from rag_corpus_check.pipeline.outcome import (
     ERROR,
@@ -43,7 +44,7 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
     of ``out`` when not given), which the rules, the run source and the
     conventions are rendered from."""
     data = results_dict(out) if data is None else data
-    lines = _head(out, data) + _why_failed(out) + _comparison(out) + _thresholds(out) + slice_lines(out) + _means(out)
+    lines = _head(out, data) + _why_failed(out) + _comparison(out, data) + _thresholds(out, render.same_gold_sets(data)) + slice_lines(out) + _means(out)
     lines += _problem_lines(out)
     lines += _verdict_note(out) + _conventions(data)
     lines += _path_line("results", results_path) + _path_line("summary", summary_path)
@@ -101,17 +102,19 @@ def _checked(data: dict) -> str:
     return "commit: " + words.removeprefix("commit ") if words.startswith("commit ") else "checked: " + words
 
 
-def _comparison(out: Outcome) -> list[str]:
-    """With --base: the means base → head and the questions that dropped
-    most (what the summary's "What changed in this PR" opens with)."""
+def _comparison(out: Outcome, data: dict) -> list[str]:
+    """With --base: the means base → head (once when the gold set did not
+    change) and the questions that dropped most (what the summary's "What
+    changed in this PR" opens with)."""
     cmp_ = out.base.comparison if out.base else None
     notes = [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
     if cmp_ is None:
         return notes
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
     gated = {t.measure for t in out.thresholds}
-    for v in cmp_.views:
-        lines.append(f"   {view_title(v).lower()}:")
+    same = render.same_gold_sets(data)
+    for v in cmp_.views[:1 if same else None]:
+        lines.append(f"   judged by {SAME_GOLD}: {v.paired} questions:" if same else f"   {view_title(v).lower()}:")
         lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})"
                   + console_delta(d, gated) for d in v.deltas]
     lines += console_lines(out, pool_command(out))
@@ -133,28 +136,30 @@ def _drop_lines(drops: list) -> list[str]:
                    f"{safe_text(moved_documents(q, esc=str, limit=2), 300)}" for q in drops[:5]]
 
 
-def _thresholds(out: Outcome) -> list[str]:
+def _thresholds(out: Outcome, same_gold: bool) -> list[str]:
+    """Each threshold; its value on the base's gold set too when that set differs from the head's."""
     lines = ["  thresholds:"] if out.thresholds else []
     for t in out.thresholds:
-        lines += [_threshold_line(t), *console_interval(out, t.measure)]
-    return lines + _per_question_line(out)
+        lines += [_threshold_line(t, same_gold), *console_interval(out, t.measure)]
+    return lines + _per_question_line(out, same_gold)
 
 
 def versus(value: float | None, limit: float) -> str:
     return "—" if value is None else figure(value, limit)
 
 
-def _threshold_line(t) -> str:
+def _threshold_line(t, same_gold: bool = False) -> str:
     note = f"  ({safe_text(t.note)})" if t.note else ""
-    on_base = f"  (base's gold set: {versus(t.on_base_gold, t.limit)})" if t.base_gold_checked else ""
+    on_base = f"  (base's gold set: {versus(t.on_base_gold, t.limit)})" if t.base_gold_checked and not same_gold else ""
     return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {versus(t.value, t.limit)}  >= {t.limit:g}{on_base}{note}"
 
 
-def _per_question_line(out: Outcome) -> list[str]:
+def _per_question_line(out: Outcome, same_gold: bool) -> list[str]:
     rule = out.per_question
     if rule is None:
         return []
-    counts = ", ".join(f"{len(qs)} by the {gold}'s gold set" for gold, qs in rule.dropped.items())
+    counts = ", ".join(f"{len(qs)} judged by {GOLD_WORDS.get(gold, render.BOTH_GOLD)}"
+                       for gold, qs in render.once_per_gold(rule.dropped, same_gold).items())
     return [f"    {'ok  ' if rule.passed else 'FAIL'} per_question: questions that lost more than "
             f"{rule.rule.max_drop:g} of {rule.rule.measure}: {counts} (at most {rule.rule.max_questions})"]
 

@@ -47,6 +47,12 @@ def prose(value: object, limit: int = 500, in_table: bool = False) -> str:
     return "".join(out)
 
 
+def span_text(value: object, limit: int = 120) -> str:
+    """Untrusted text to go inside a code span (which shows it literally):
+    single-line, its backticks made quotes so it cannot close the span."""
+    return _span(safe_text(value, limit).replace("`", "'"), False)
+
+
 def _span(text: str, in_table: bool) -> str:
     # A span that starts and ends with a space loses one of each; a space
     # more on both sides keeps the text as it is.

@@ -12,7 +12,7 @@ from rag_corpus_check.report import render
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.confidence import means_note
 from rag_corpus_check.report.conventions import convention_lines
-from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.markdown import Summary, cell, prose
 from rag_corpus_check.report.results import results_dict
 from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
@@ -59,7 +59,7 @@ def _head(s: Summary, data: dict, repo_url: str | None) -> None:
     head += " · " + render.checked_words(data, lambda f: cell(f, 200), lambda sha: _commit_link(repo_url, sha))
     s.heading(head, 2)
     lines = _event_lines(data, repo_url, checked)
-    rules = rules_line(data, cell, lambda t: f"`{t}`")
+    rules = rules_line(data, prose, lambda t: f"`{t}`")
     if rules:
         lines.append(rules[0].upper() + rules[1:])
     if lines:
