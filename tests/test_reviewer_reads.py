@@ -243,3 +243,77 @@ def test_a_pr_that_only_loosened_a_threshold_marks_that_rule(kb, tmp_path, capsy
     assert ("❌ threshold <code>nDCG@5</code> lowered: 0.75 → 0.1 in this PR without a new "
             "<code>rule_change_reason</code>") in first
     assert table.count("❌") == 1
+
+
+# ---------------------------------------------------------------- a question copied into a judged record
+
+
+Q01 = "How long are deleted backups kept?"
+
+
+def _copy_of_q01(kb, doc_id: str = "faq-099", text: str = f"FAQ. {Q01} Thirty days in the Trash.") -> None:
+    """A record holding q01's words in order, labelled (grade 1) on q01."""
+    with (kb / "corpus.jsonl").open("a") as f:
+        f.write(json.dumps({"id": doc_id, "text": text}) + "\n")
+    from support.repos import edit
+
+    edit(kb / "gold.yaml", "      howto-003: 0\n", f"      howto-003: 0\n      {doc_id}: 1\n")
+
+
+def _copies(results) -> list[dict]:
+    return [p for p in results["problems"] if "the record contains the" in p["message"]]  # any wording
+
+
+def test_the_copy_warning_says_the_rank_the_record_has_in_the_committed_run(kb, tmp_path, capsys):
+    """Was: "it ranks first for that question under any lexical retriever …
+    remove or reword the copy", whatever its rank."""
+    from conftest import check
+
+    _scored_committed_run(kb)
+    _copy_of_q01(kb)
+    run = kb / "run.jsonl"
+    lines = run.read_text().splitlines()
+    q01 = json.loads(lines[0])
+    q01["ranking"].insert(2, "faq-099")
+    lines[0] = json.dumps(q01)
+    run.write_text("\n".join(lines) + "\n")
+    code, text, results, summary = check(tmp_path, capsys)
+    [p] = _copies(results)
+    assert p["id"] == "faq-099" and "`q01` in order (rank 3 for it under the committed run)" in p["message"]
+    assert "ranks first" not in p["message"] and "remove or reword" not in p["message"]
+    assert "Expected of an FAQ whose heading is the question" in p["message"]
+
+
+def test_the_copy_warning_says_the_rank_under_the_configured_retriever(kb, tmp_path, capsys):
+    from rag_corpus_check.commands.check import run_check
+    from rag_corpus_check.pipeline.context import Context
+
+    _copy_of_q01(kb)
+    out = run_check(str(kb), str(kb / ".rag-corpus-check.yml"), Context())
+    [p] = [p for p in out.problems.items if "words of gold question" in p.message]
+    rank = out.run.rankings()["q01"].index("faq-099") + 1  # the ranking the check measured
+    assert f"(rank {rank} for it under the configured retriever (`bm25`))" in p.message
+
+
+def test_without_a_ranking_the_copy_warning_claims_no_rank(kb, tmp_path, capsys):
+    from rag_corpus_check.commands.cli import main
+
+    _copy_of_q01(kb)
+    assert main(["validate", "--config", ".rag-corpus-check.yml"]) == 0
+    out = capsys.readouterr().out
+    assert "words of gold question `q01` in order:" in out and "rank" not in out.split("q01", 1)[1].split("\n")[0]
+
+
+def test_a_two_word_topic_with_an_apostrophe_is_not_looked_for(kb, tmp_path, capsys):
+    """Was: "Parkinson's disease" is three tokens (parkinson, s, disease),
+    and every abstract naming the disease was warned."""
+    from conftest import check
+
+    _scored_committed_run(kb)
+    with (kb / "gold.yaml").open("a") as f:
+        f.write("\n  - query_id: q90\n    query: \"Parkinson's disease\"\n    relevant: {faq-098: 1}\n"
+                "\n  - query_id: q91\n    query: \"vitamin D deficiency\"\n    relevant: {faq-098: 1}\n")
+    with (kb / "corpus.jsonl").open("a") as f:
+        f.write(json.dumps({"id": "faq-098", "text": "Vitamin D deficiency in Parkinson's disease patients"}) + "\n")
+    _, _, results, _ = check(tmp_path, capsys)
+    assert _copies(results) == []

@@ -24,7 +24,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
-from rag_corpus_check.inputs.question_texts import LeakScan
+from rag_corpus_check.inputs.question_texts import LeakScan, Ranked
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
@@ -86,6 +86,12 @@ class Inputs:
         self.digests: dict[str, str] = {}
         self.scan: LeakScan | None = None  # gold questions looked for in the corpus as it is read
         self.corpus_reader: Callable[[], Corpus | None] | None = None  # set by read_inputs
+        self.copies_later = False  # the copies found are reported by the caller, with the ranking
+
+    def report_copies(self, corpus: Corpus | None, problems: P.Problems, ranked: Ranked | None = None) -> None:
+        """The warnings for gold questions found in the corpus (:mod:`question_texts`)."""
+        if self.scan is not None and corpus is not None:
+            self.scan.report(corpus, problems, ranked)
 
     @cached_property
     def corpus(self) -> Corpus | None:
@@ -95,15 +101,19 @@ class Inputs:
 
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
                 problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
-                queries: Source | None = None, hook: RecordHook | None = None) -> Inputs:
+                queries: Source | None = None, hook: RecordHook | None = None, copies_later: bool = False) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
     queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
     run, and the corpus when it is asked for.
     ``on_doc(doc_id, record)`` sees every valid document (the built-in
     retriever indexes it; the corpus is then read here and now, by the exact
     reader, which streams the records). ``hook`` sees them too, in blocks
-    from the fast reader when it can (the corpus is then read here and now)."""
+    from the fast reader when it can (the corpus is then read here and now).
+    ``copies_later``: the caller reports the questions found in the corpus
+    (:meth:`Inputs.report_copies`) once it has ranked, to say where each
+    record ranks; else they follow the corpus's problems."""
     out = Inputs()
+    out.copies_later = copies_later
     _read_questions(out, gold, queries, limits, problems)
     out.scan = LeakScan.of(out.gold)  # fed by the corpus reader (question_texts)
     if run is not None:
@@ -193,8 +203,8 @@ def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, prob
 def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, on_doc, hook) -> Corpus | None:
     """The corpus read (the gold questions looked for in it: their warnings follow its problems)."""
     corpus = _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, scan=out.scan, hook=hook)
-    if out.scan is not None and corpus is not None:
-        out.scan.report(corpus, problems)
+    if not out.copies_later:
+        out.report_copies(corpus, problems)
     return corpus
 
 

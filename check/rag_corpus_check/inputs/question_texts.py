@@ -9,14 +9,18 @@ questions. An input error at the second (file:line and id) naming the first
 (its id and file:line), across every file of a `gold:` list. A question
 without text (TREC qrels) is left out.
 
-**Leaks** (:class:`LeakScan`): a corpus record that a gold question judges
+**Copies** (:class:`LeakScan`): a corpus record that a gold question judges
 (its id, or its chunk's ``doc_id``, is labelled in the gold set) and whose
-text contains a gold question ranks first for it under any lexical retriever — in an honest
-repository a question copied from the page it came from, in a pull request
-the way to borrow a relevant document's label (a chunk ``{"id":
-"policy-002#q0", "doc_id": "policy-002", "text": "<the question>"}``). A
-warning names the record (corpus file:line and id) and the question id, never
-the text; the first :data:`SHOWN`, then how many more. Records no question
+text contains a gold question's words in order. That is often honest — an
+FAQ whose heading is the question, an abstract that states it — and it is
+also the way to borrow a relevant document's label in a pull request (a chunk
+``{"id": "policy-002#q0", "doc_id": "policy-002", "text": "<the
+question>"}``). A warning names the record (corpus file:line and id) and the
+question id, never the text, and says where the record ranks for that
+question in the ranking that was measured (the configured retriever's, or
+the committed run's) — a copy that ranks 31st changes no measure at 10 — or,
+when nothing was ranked, makes no claim about the rank; the first
+:data:`SHOWN`, then how many more. Records no question
 judges are not looked in: they cannot raise a measure (an unjudged document
 counts as not relevant), and tokenising every record tripled the time of a
 100k-document check with a committed run (``bench/generate.py``'s data,
@@ -30,8 +34,11 @@ question.
 (:func:`bm25.tokenize`: NFKC, casefold, ``\\w+`` runs): the question's
 tokens, in order and adjacent, inside the record's title and text as BM25
 indexes them (title, a line end, text), so neither punctuation nor spacing
-hides a copy. Only questions of at least :data:`MIN_TOKENS` tokens are looked
-for (shorter ones turn up in ordinary text by chance).
+hides a copy. Only questions of at least :data:`MIN_TOKENS` words are looked
+for (shorter ones turn up in ordinary text by chance); a word is a token of
+two characters or more, so the ``s`` that ``\\w+`` splits from
+"Parkinson's" (or the ``d`` of "vitamin D") does not make a two-word topic
+a question worth looking for.
 
 Work, linear in the corpus: each question is filed under an *anchor*, its
 longest token (the rarest, as a rule), at the anchor's offset in it, in a
@@ -61,6 +68,7 @@ no second reading of the file.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import compress, count, islice
 
 from rag_corpus_check.core import problems as P
@@ -88,6 +96,13 @@ def tokens_of(text: str) -> list[str]:
     if text.isascii():
         return text.translate(_ASCII_GAPS).lower().split()
     return tokenize(text)
+
+
+def words(tokens: tuple[str, ...] | list[str]) -> int:
+    """The words among a question's tokens: those of two characters or more
+    (one letter is a clitic or an initial split off by punctuation: the
+    ``s`` of "Parkinson's")."""
+    return sum(len(t) > 1 for t in tokens)
 
 
 def _judging(gold: Gold, questions: dict[tuple[str, ...], list[str]]) -> dict[str, list]:
@@ -191,7 +206,7 @@ class LeakScan:
         questions: dict[tuple[str, ...], list[str]] = {}
         for text, qids in texts.items():
             tokens = tuple(tokens_of(text))
-            if len(tokens) >= MIN_TOKENS:
+            if words(tokens) >= MIN_TOKENS:
                 questions.setdefault(tokens, []).extend(qids)
         return cls(questions, _judging(gold, questions)) if questions and gold is not None else None
 
@@ -269,18 +284,23 @@ class LeakScan:
 
         return seen
 
-    def report(self, corpus, problems: P.Problems) -> None:
+    def report(self, corpus, problems: P.Problems, ranked: Ranked | None = None) -> None:
         """The warnings: one per record and question found (the first
-        :data:`SHOWN`), how many more, and the records passed over at the work bound."""
+        :data:`SHOWN`), how many more, and the records passed over at the
+        work bound. ``ranked``: the ranking that was measured and what made
+        it, to say where each record ranks for its question (None: nothing
+        was ranked, and no rank is claimed)."""
         lines = getattr(corpus, "lines", None) or {}
         for doc_id, line, qid in self.found:
-            problems.add(P.CONSISTENCY, f"the record contains the text of gold question `{safe_text(qid, 60)}`; "
-                         "it ranks first for that question under any lexical retriever, so the measures no "
-                         "longer say how the corpus answers it — remove or reword the copy (a chunk with the "
-                         "question as its text borrows its document's label)", file=corpus.file,
+            problems.add(P.CONSISTENCY, f"the record contains the words of gold question `{safe_text(qid, 60)}` in "
+                         f"order{_rank_words(ranked, qid, doc_id)}: a record that holds a question is easy to "
+                         "retrieve for it, so that question's measures say more about the copy than about how the "
+                         "rest of the corpus answers it. Expected of an FAQ whose heading is the question or an "
+                         "abstract that states it; look again if the record is a chunk holding little but the "
+                         "question (it borrows its document's label)", file=corpus.file,
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
         if self.count > len(self.found):
-            problems.add(P.CONSISTENCY, f"and {self.count - len(self.found)} more records contain the text of a "
+            problems.add(P.CONSISTENCY, f"and {self.count - len(self.found)} more records contain the words of a "
                          "gold question (not listed)", file=corpus.file, severity=P.WARNING)
         if self.stopped is not None:
             doc_id, line = self.stopped
@@ -289,3 +309,25 @@ class LeakScan:
                          f"it took over {WORK_PER_TOKEN} steps per token (questions that share long runs of words "
                          "the record repeats); the rest of it was passed over", file=corpus.file,
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The ranking a check measured (question -> ids, best first) and what
+    made it, in words ("the configured retriever (`bm25`)", "the committed run")."""
+
+    rankings: dict[str, list[str]]
+    by: str
+
+
+def _rank_words(ranked: Ranked | None, qid: str, doc_id: str) -> str:
+    """`` (rank 3 for it under …)``, `` (not in …'s ranking for it, 100 deep)``, or "" with no ranking."""
+    if ranked is None:
+        return ""
+    ranking = ranked.rankings.get(qid)
+    if ranking is None:
+        return f" ({ranked.by} did not rank that question)"
+    rank = next((i for i, d in enumerate(ranking, 1) if d == doc_id), None)
+    if rank is None:
+        return f" (not among the {len(ranking)} it ranks for it under {ranked.by})"
+    return f" (rank {rank} for it under {ranked.by})"

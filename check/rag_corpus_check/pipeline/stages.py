@@ -18,7 +18,7 @@ from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
 from rag_corpus_check.inputs.cross_file import check_labels, cross_check
 from rag_corpus_check.inputs.formats import format_of, unknown_format
-from rag_corpus_check.inputs.question_texts import duplicate_questions
+from rag_corpus_check.inputs.question_texts import Ranked, duplicate_questions
 from rag_corpus_check.inputs.records import without_own_id
 from rag_corpus_check.metrics.evaluate import (
     Evaluation,
@@ -116,7 +116,7 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Rank
     out.formats = {source.display: source.shown_format for source in sources.values()}
     return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
                        on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
-                       hook=retriever.hook() if retriever else None)
+                       hook=retriever.hook() if retriever else None, copies_later=True)
 
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
@@ -138,9 +138,18 @@ def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker
     enter(out, "load")
     out.corpus = inputs.corpus
     out.inputs.update(inputs.digests)
+    inputs.report_copies(out.corpus, out.problems, _ranked(cfg, out))
     if evaluated is not None and _readable(out, out.corpus):
         evaluation, irrelevant = _chunked(cfg, out, evaluated)
         _validate(cfg, out, evaluation, irrelevant, labels_checked=retriever is not None)
+
+
+def _ranked(cfg: Config, out: Outcome) -> Ranked | None:
+    """The ranking measured and what made it, for the copies' warnings."""
+    if out.run is None:
+        return None
+    by = "the committed run" if cfg.run is not None else f"the configured retriever (`{cfg.ranker.name}`)"
+    return Ranked(out.run.rankings(), by)
 
 
 def _drop_identical(cfg: Config, out: Outcome) -> None:
