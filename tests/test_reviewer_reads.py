@@ -317,3 +317,35 @@ def test_a_two_word_topic_with_an_apostrophe_is_not_looked_for(kb, tmp_path, cap
         f.write(json.dumps({"id": "faq-098", "text": "Vitamin D deficiency in Parkinson's disease patients"}) + "\n")
     _, _, results, _ = check(tmp_path, capsys)
     assert _copies(results) == []
+
+
+# ---------------------------------------------------------------- annotations go first to what the PR changed
+
+
+def test_annotations_go_first_to_the_lines_the_pr_changed(kb, tmp_path, capsys, monkeypatch):
+    """Was: the ten warning slots went to problems the base already had,
+    in file order; the two blank records this PR added got none."""
+    from conftest import check
+    from support.github import find_commands
+    from support.repos import commit
+
+    _scored_committed_run(kb)
+    corpus = kb / "corpus.jsonl"
+    with corpus.open("a") as f:  # twelve blank records the base already has
+        f.writelines(json.dumps({"id": f"old-{i:02}", "text": " "}) + "\n" for i in range(12))
+    base = commit(kb, "base")
+    with corpus.open("a") as f:  # this PR adds two blank records after them
+        f.writelines(json.dumps({"id": f"new-{i}", "text": ""}) + "\n" for i in range(2))
+    blanked, new_lines = ["new-0", "new-1"], [str(len(corpus.read_text().splitlines()) - i) for i in (1, 0)]
+    commit(kb, "two blank documents")
+    output = tmp_path / "gh-output"
+    output.write_text("")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    code, text, results, _ = check(tmp_path, capsys, "--base", base, "--github", "--no-step-summary")
+
+    warnings = [c for c in find_commands(text) if c.name == "warning" and "no text and no title" in c.data]
+    assert len(warnings) == 10 and results["counts"]["warnings"] >= 14, text
+    assert [c.props.get("line") for c in warnings[:2]] == new_lines, [c.props for c in warnings]
+    assert all(d in warnings[i].data for i, d in enumerate(blanked))
+    listed = [p["id"] for p in results["problems"] if "no text and no title" in p["message"]]
+    assert listed[-2:] == blanked  # the results keep the one order of every output (here: file order)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate import rules as R
-from rag_corpus_check.pipeline.context import Context, uncommitted_inputs
+from rag_corpus_check.pipeline.context import Context, changed_inputs, uncommitted_inputs
 from rag_corpus_check.pipeline.outcome import Outcome, decide
 from rag_corpus_check.pipeline.stages import Options, configure, enter, gate, measure
 
@@ -19,6 +19,8 @@ def run_check(root: str, config_path: str, context: Context | None = None,
                   required_rules=options.required_rules)
     checked = _check(root, config_path, out, options)
     checked.uncommitted = uncommitted_inputs(checked.context, list(checked.inputs))
+    if checked.base is not None and checked.base.sha is not None:
+        checked.changed = changed_inputs(checked.context, checked.base.sha, list(checked.inputs))
     return checked
 
 

@@ -70,6 +70,20 @@ def uncommitted_inputs(ctx: Context, inputs: list[str]) -> list[str] | None:
     return None if found is None else [p[len(prefix):] for p in found]
 
 
+MAX_DIFFED = 100  # input files whose changed lines are looked up (each one git diff)
+
+
+def changed_inputs(ctx: Context, base_sha: str, inputs: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """Per input file (paths relative to the checked directory; the first
+    :data:`MAX_DIFFED`), the line ranges that differ from commit
+    ``base_sha``: what the pull request touched. A file git cannot diff is left out."""
+    if ctx.checkout is None:
+        return {}
+    prefix = ctx.checkout.resolved
+    found = {p: ctx.checkout.changed_lines(base_sha, prefix + p.replace(os.sep, "/")) for p in inputs[:MAX_DIFFED]}
+    return {p: ranges for p, ranges in found.items() if ranges}
+
+
 def logical_path(path: str, env=os.environ) -> str:
     """``path`` made absolute without resolving symlinks. The current
     directory is the shell's ``$PWD`` when that names it: the process's own

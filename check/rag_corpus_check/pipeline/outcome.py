@@ -102,6 +102,7 @@ class Outcome:
     level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
     formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
     uncommitted: list[str] | None = None  # inputs the checked-out commit does not hold as read (None: not known)
+    changed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # with a base: input -> lines the PR changed
     gated: Gated = field(default_factory=Gated)  # set once, from stages.gate's value (or a merge's)
     resampling: Ledger | None = None  # the resampling work charged to the budget (gate.budget)
     base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
