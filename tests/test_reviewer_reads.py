@@ -349,3 +349,30 @@ def test_annotations_go_first_to_the_lines_the_pr_changed(kb, tmp_path, capsys, 
     assert all(d in warnings[i].data for i, d in enumerate(blanked))
     listed = [p["id"] for p in results["problems"] if "no text and no title" in p["message"]]
     assert listed[-2:] == blanked  # the results keep the one order of every output (here: file order)
+
+
+# ---------------------------------------------------------------- the rendered summaries in docs/pr-comparison.md
+
+
+def test_the_pages_pictures_are_of_the_summaries_the_tool_makes(tmp_path):
+    """docs/pr-comparison.md shows both PRs' summaries (tools/pr_screenshots.py
+    makes them); the summaries it photographs say what the page says."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "pr-comparison.md").read_text(encoding="utf-8")
+    for name in ("damaging", "harmless"):
+        assert f"](images/pr-{name}.png)" in page
+        assert (ROOT / "docs" / "images" / f"pr-{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "tools/pr_screenshots.py" in page
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "pr_screenshots.py"), "--markdown", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    damaging = gfm((tmp_path / "pr-damaging.md").read_text(encoding="utf-8"))
+    harmless = gfm((tmp_path / "pr-harmless.md").read_text(encoding="utf-8"))
+    assert "rag-corpus-check: quality gate failed" in damaging
+    assert "<li><code>R@5</code> is 0.6429, the threshold is 0.65</li>" in damaging
+    assert "<td>q02</td>" in damaging.split("Questions that dropped")[1]
+    assert "rag-corpus-check: passed" in harmless and "Questions that dropped" not in harmless

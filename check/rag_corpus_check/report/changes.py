@@ -96,7 +96,7 @@ def _per_question(s: Summary, rule: dict | None, same_gold: bool) -> None:
         return
     dropped = render.once_per_gold(rule["dropped"], same_gold)
     over = [(gold, q) for gold, qs in dropped.items() for q in qs]
-    counts = "; ".join(f"judged by {GOLD_WORDS.get(gold, render.BOTH_GOLD)}: "
+    counts = "; ".join(f"Judged by {GOLD_WORDS.get(gold, render.BOTH_GOLD)}: "
                        f"{len(qs)}" for gold, qs in dropped.items())
     s.para(f"{'✅' if rule['passed'] else '❌'} Per-question rule (`per_question`): questions that lost more than "
            f"{rule['max_drop']:g} of `{rule['measure']}` — at most {rule['max_questions']} may. {counts}.")
