@@ -8,6 +8,7 @@ from rag_corpus_check.gate import rules as R
 from rag_corpus_check.pipeline.context import Context, changed_inputs, uncommitted_inputs
 from rag_corpus_check.pipeline.outcome import Outcome, decide
 from rag_corpus_check.pipeline.stages import Options, configure, enter, gate, measure
+from rag_corpus_check.report.github import MAX_PER_TYPE
 
 
 def run_check(root: str, config_path: str, context: Context | None = None,
@@ -19,9 +20,23 @@ def run_check(root: str, config_path: str, context: Context | None = None,
                   required_rules=options.required_rules)
     checked = _check(root, config_path, out, options)
     checked.uncommitted = uncommitted_inputs(checked.context, list(checked.inputs))
-    if checked.base is not None and checked.base.sha is not None:
-        checked.changed = changed_inputs(checked.context, checked.base.sha, list(checked.inputs))
+    checked.changed = _changed(checked)
     return checked
+
+
+def _changed(out: Outcome) -> dict[str, list[tuple[int, int]]]:
+    """With a base, the lines the pull request changed in the files the
+    problems name — looked up only when some annotations will be left out
+    (more problems of a severity than GitHub shows), since they only decide
+    which go first; git's diff of `bench/generate.py`'s 100k-document corpus
+    (68 MB) with every line rewritten took 10.8 s and 161 MB here."""
+    if out.base is None or out.base.sha is None:
+        return {}
+    probs = out.problems
+    if max(probs.error_count(), probs.warning_count()) <= MAX_PER_TYPE:
+        return {}
+    named = {p.file for p in probs.listed() if p.file}
+    return changed_inputs(out.context, out.base.sha, [f for f in out.inputs if f in named])
 
 
 def _check(root: str, config_path: str, out: Outcome, options: Options) -> Outcome:
