@@ -376,3 +376,26 @@ def test_the_pages_pictures_are_of_the_summaries_the_tool_makes(tmp_path):
     assert "<li><code>R@5</code> is 0.6429, the threshold is 0.65</li>" in damaging
     assert "<td>q02</td>" in damaging.split("Questions that dropped")[1]
     assert "rag-corpus-check: passed" in harmless and "Questions that dropped" not in harmless
+
+
+def test_the_listed_copies_are_the_best_ranked_first(kb, tmp_path, capsys):
+    """Twenty are listed: those that rank (and so move the measures) before
+    those that do not, whatever their place in the file."""
+    from conftest import check
+    from support.repos import edit
+
+    _scored_committed_run(kb)
+    with (kb / "corpus.jsonl").open("a") as f:
+        f.writelines(json.dumps({"id": f"copy-{i:02}", "text": f"{i}: {Q01}"}) + "\n" for i in range(25))
+    edit(kb / "gold.yaml", "      howto-003: 0\n", "      howto-003: 0\n" + "".join(f"      copy-{i:02}: 0\n"
+                                                                                   for i in range(25)))
+    run = kb / "run.jsonl"
+    lines = run.read_text().splitlines()
+    q01 = json.loads(lines[0])
+    q01["ranking"] = ["copy-24", *q01["ranking"][:5], "copy-23"]
+    lines[0] = json.dumps(q01)
+    run.write_text("\n".join(lines) + "\n")
+    _, _, results, _ = check(tmp_path, capsys)
+    listed = [p["id"] for p in _copies(results) if p["id"]]
+    assert listed[:3] == ["copy-24", "copy-23", "copy-00"] and len(listed) == 20
+    assert "(rank 1 for it under the committed run)" in _copies(results)[0]["message"]

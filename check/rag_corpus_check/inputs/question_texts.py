@@ -20,7 +20,7 @@ question id, never the text, and says where the record ranks for that
 question in the ranking that was measured (the configured retriever's, or
 the committed run's) — a copy that ranks 31st changes no measure at 10 — or,
 when nothing was ranked, makes no claim about the rank; the first
-:data:`SHOWN`, then how many more. Records no question
+:data:`SHOWN` (the best-ranked first), then how many more. Records no question
 judges are not looked in: they cannot raise a measure (an unjudged document
 counts as not relevant), and tokenising every record tripled the time of a
 100k-document check with a committed run (``bench/generate.py``'s data,
@@ -78,7 +78,8 @@ from rag_corpus_check.inputs.records import Gold
 from rag_corpus_check.retrieval.bm25 import tokenize
 
 MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
-SHOWN = 20  # leak warnings listed one by one; the rest are counted
+SHOWN = 20  # leak warnings listed one by one (the best-ranked first); the rest are counted
+KEPT = 1000  # (record, question) pairs kept to choose the listed ones from
 WORK_PER_TOKEN = 4  # anchor offsets tried and trie steps allowed per corpus token read
 WORK_BASE = 1024  # per record
 FEW = 16  # a record judged by at most this many questions is searched for them alone, in C
@@ -188,7 +189,7 @@ class LeakScan:
                 node = node.next.setdefault(token, _Node())
             node.ends.extend(qids)
         self._anchors = frozenset(self.tries)
-        self.found: list[tuple[str, int | None, str]] = []  # (record id, line or None, question id), the first SHOWN
+        self.found: list[tuple[str, int | None, str]] = []  # (record id, line or None, question id), the first KEPT
         self.count = 0  # every (record, question) found
         self.stopped: tuple[str, int | None] | None = None  # (id, line) of the first record passed over (work bound)
         self.skipped = 0  # records passed over at the work bound
@@ -226,7 +227,7 @@ class LeakScan:
         found = _among(tokens, judging) if len(judging) <= FEW else self._everywhere(tokens, doc_id, line)
         for qid in found:
             self.count += 1
-            if len(self.found) < SHOWN:
+            if len(self.found) < KEPT:
                 self.found.append((doc_id, line, qid))
 
     def _everywhere(self, tokens: list[str], doc_id: str, line: int | None) -> dict[str, None]:
@@ -291,7 +292,8 @@ class LeakScan:
         it, to say where each record ranks for its question (None: nothing
         was ranked, and no rank is claimed)."""
         lines = getattr(corpus, "lines", None) or {}
-        for doc_id, line, qid in self.found:
+        shown = sorted(self.found, key=lambda f: _rank_key(ranked, f[2], f[0]))[:SHOWN]  # stable: file order
+        for doc_id, line, qid in shown:
             problems.add(P.CONSISTENCY, f"the record contains the words of gold question `{safe_text(qid, 60)}` in "
                          f"order{_rank_words(ranked, qid, doc_id)}: a record that holds a question is easy to "
                          "retrieve for it, so that question's measures say more about the copy than about how the "
@@ -299,8 +301,8 @@ class LeakScan:
                          "abstract that states it; look again if the record is a chunk holding little but the "
                          "question (it borrows its document's label)", file=corpus.file,
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
-        if self.count > len(self.found):
-            problems.add(P.CONSISTENCY, f"and {self.count - len(self.found)} more records contain the words of a "
+        if self.count > len(shown):
+            problems.add(P.CONSISTENCY, f"and {self.count - len(shown)} more records contain the words of a "
                          "gold question (not listed)", file=corpus.file, severity=P.WARNING)
         if self.stopped is not None:
             doc_id, line = self.stopped
@@ -320,6 +322,17 @@ class Ranked:
     by: str
 
 
+def _rank_of(ranked: Ranked, qid: str, doc_id: str) -> int | None:
+    return next((i for i, d in enumerate(ranked.rankings.get(qid) or (), 1) if d == doc_id), None)
+
+
+def _rank_key(ranked: Ranked | None, qid: str, doc_id: str) -> int:
+    """The order copies are listed in: the best-ranked first (they move the
+    measures), the unranked after them."""
+    rank = _rank_of(ranked, qid, doc_id) if ranked is not None else None
+    return rank if rank is not None else 1 << 62
+
+
 def _rank_words(ranked: Ranked | None, qid: str, doc_id: str) -> str:
     """`` (rank 3 for it under …)``, `` (not in …'s ranking for it, 100 deep)``, or "" with no ranking."""
     if ranked is None:
@@ -327,7 +340,7 @@ def _rank_words(ranked: Ranked | None, qid: str, doc_id: str) -> str:
     ranking = ranked.rankings.get(qid)
     if ranking is None:
         return f" ({ranked.by} did not rank that question)"
-    rank = next((i for i, d in enumerate(ranking, 1) if d == doc_id), None)
+    rank = _rank_of(ranked, qid, doc_id)
     if rank is None:
         return f" (not among the {len(ranking)} it ranks for it under {ranked.by})"
     return f" (rank {rank} for it under {ranked.by})"
