@@ -5,7 +5,7 @@ Every line starts with text of our own, so untrusted ids never begin a line
 
 from __future__ import annotations
 
-from rag_corpus_check.core.text import figure, safe_text
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.rules import OVERRIDE
 from rag_corpus_check.gate.terms import GOLD_WORDS, SAME_GOLD
 from rag_corpus_check.metrics.measures import headline
@@ -144,14 +144,10 @@ def _thresholds(out: Outcome, same_gold: bool) -> list[str]:
     return lines + _per_question_line(out, same_gold)
 
 
-def versus(value: float | None, limit: float) -> str:
-    return "—" if value is None else figure(value, limit)
-
-
 def _threshold_line(t, same_gold: bool = False) -> str:
     note = f"  ({safe_text(t.note)})" if t.note else ""
-    on_base = f"  (base's gold set: {versus(t.on_base_gold, t.limit)})" if t.base_gold_checked and not same_gold else ""
-    return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {versus(t.value, t.limit)}  >= {t.limit:g}{on_base}{note}"
+    on_base = f"  (base's gold set: {render.versus(t.on_base_gold, t.limit)})" if t.base_gold_checked and not same_gold else ""
+    return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {render.versus(t.value, t.limit)}  >= {t.limit:g}{on_base}{note}"
 
 
 def _per_question_line(out: Outcome, same_gold: bool) -> list[str]:

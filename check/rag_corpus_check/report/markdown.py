@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.core.text import DIGITS, safe_text
 
 MAX_SUMMARY_BYTES = 900 * 1024  # GitHub drops a step summary above 1 MiB entirely
 
@@ -60,7 +60,7 @@ def _span(text: str, in_table: bool) -> str:
     return f" {text} " if text.startswith(" ") and text.endswith(" ") and text.strip() else text
 
 
-def fmt(v: float | None, digits: int = 4) -> str:
+def fmt(v: float | None, digits: int = DIGITS) -> str:
     return "—" if v is None else f"{v:.{digits}f}"
 
 

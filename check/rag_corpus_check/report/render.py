@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check.core.text import figure, natural_key, safe_text
+from rag_corpus_check.core.text import DIGITS, figure, natural_key, safe_text
 from rag_corpus_check.gate.terms import (  # constants only: no import past the stdlib
     GOLD_SETS,
     MIN_QUESTIONS,
@@ -46,7 +46,7 @@ def is_number(value: object) -> bool:
     return type(value) in (int, float) and abs(value) < 1e9  # type: ignore[arg-type]
 
 
-def num(value: object, digits: int = 4) -> str:
+def num(value: object, digits: int = DIGITS) -> str:
     """A number as shown; null as "—"; anything else (an untyped field of a
     hostile file, a huge number) as "?"."""
     if value is None:
