@@ -399,3 +399,17 @@ def test_the_listed_copies_are_the_best_ranked_first(kb, tmp_path, capsys):
     listed = [p["id"] for p in _copies(results) if p["id"]]
     assert listed[:3] == ["copy-24", "copy-23", "copy-00"] and len(listed) == 20
     assert "(rank 1 for it under the committed run)" in _copies(results)[0]["message"]
+
+
+def test_the_pr_comment_names_uncommitted_inputs_and_renders_trust_code_spans():
+    from conftest import ROOT
+    from rag_corpus_check.report.comment import RunInfo, load_results, render as render_comment
+
+    results = load_results((ROOT / "tests" / "fixtures" / "comment" / "results-example.json").read_bytes())
+    results["provenance"]["uncommitted"] = ["corpus.jsonl"]
+    results["problems"].insert(0, {"severity": "warning", "kind": "trust", "file": "run.jsonl", "line": None,
+                                   "id": None, "message": "with `run:` the gate measures the PR's rankings"})
+    body = render_comment(results, RunInfo(1, "https://github.com/o/r/actions/runs/1", "a" * 40, "success"))
+    head = gfm(body)
+    assert "with uncommitted changes to 1 input file " in head
+    assert "<li>with <code>run:</code> the gate measures the PR's rankings</li>" in head

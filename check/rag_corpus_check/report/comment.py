@@ -19,7 +19,7 @@ import zlib
 from dataclasses import dataclass
 
 from rag_corpus_check.core.schemas import errors, load_schema, quick_verdict
-from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.core.text import counted, safe_text
 from rag_corpus_check.report import render as render_
 from rag_corpus_check.report.markdown import Summary, cell, prose
 from rag_corpus_check.report.render import (
@@ -238,7 +238,7 @@ def _fit(head: str, sections: list[str], footer: str) -> str:
 
 def _head(results: dict, run: RunInfo) -> str:
     verdict = results["verdict"]
-    facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}",
+    facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}{_uncommitted(results)}",
              f"rules: `{results.get('rules_source') or 'unknown'}`", f"{count(len(results['queries']))} questions",
              f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
     title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{title_notes(results)}")
@@ -246,11 +246,17 @@ def _head(results: dict, run: RunInfo) -> str:
                       *_trust(results)])
 
 
+def _uncommitted(results: dict) -> str:
+    """`` with uncommitted changes to …`` when the checked files were not the commit's."""
+    files = render_.uncommitted(results)
+    return f" with uncommitted changes to {counted(len(files), 'input file')}" if files else ""
+
+
 def _trust(results: dict) -> list[str]:
     """The `trust` warnings (the check lists them first and never cuts them), right under the title."""
     found = [p.get("message") for p in results["problems"] if isinstance(p, dict) and p.get("kind") == "trust"]
     more = f"\n> - …and {len(found) - MAX_ROWS} more (see the job summary)" if len(found) > MAX_ROWS else ""
-    listed = "".join(f"\n> - {cell(m, 400)}" for m in found[:MAX_ROWS]) + more
+    listed = "".join(f"\n> - {prose(m, 400)}" for m in found[:MAX_ROWS]) + more
     return [f"\n> [!WARNING]\n> What this check took on trust, or whose rules it applied:{listed}"] if found else []
 
 
