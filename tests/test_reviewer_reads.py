@@ -403,7 +403,8 @@ def test_the_listed_copies_are_the_best_ranked_first(kb, tmp_path, capsys):
 
 def test_the_pr_comment_names_uncommitted_inputs_and_renders_trust_code_spans():
     from conftest import ROOT
-    from rag_corpus_check.report.comment import RunInfo, load_results, render as render_comment
+    from rag_corpus_check.report.comment import RunInfo, load_results
+    from rag_corpus_check.report.comment import render as render_comment
 
     results = load_results((ROOT / "tests" / "fixtures" / "comment" / "results-example.json").read_bytes())
     results["provenance"]["uncommitted"] = ["corpus.jsonl"]
