@@ -234,8 +234,10 @@ def test_a_pr_that_only_loosened_a_threshold_marks_that_rule(kb, tmp_path, capsy
     base = commit(_scored_committed_run(kb), "base")
     edit(kb / ".rag-corpus-check.yml", "nDCG@5: 0.75", "nDCG@5: 0.1")
     commit(kb, "lower a threshold")
-    code, _, results, summary = check(tmp_path, capsys, "--base", base)
+    code, text, results, summary = check(tmp_path, capsys, "--base", base)
     assert code == 1 and all(t["passed"] for t in results["thresholds"])
+    assert ("    ok   nDCG@5       0.8234  >= 0.75  -- FAIL: threshold `nDCG@5` lowered: 0.75 → 0.1 in this PR "
+            "without a new `rule_change_reason`") in text.splitlines()
     html = gfm(summary)
     table = html.split("<h3>Metrics vs thresholds</h3>")[1].split("</table>")[0]
     first = table.split("<tbody>")[1].split("</tr>")[0]

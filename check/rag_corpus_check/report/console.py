@@ -44,7 +44,7 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
     of ``out`` when not given), which the rules, the run source and the
     conventions are rendered from."""
     data = results_dict(out) if data is None else data
-    lines = _head(out, data) + _why_failed(out) + _comparison(out, data) + _thresholds(out, render.same_gold_sets(data)) + slice_lines(out) + _means(out)
+    lines = _head(out, data) + _why_failed(out) + _comparison(out, data) + _thresholds(out, data) + slice_lines(out) + _means(out)
     lines += _problem_lines(out)
     lines += _verdict_note(out) + _conventions(data)
     lines += _path_line("results", results_path) + _path_line("summary", summary_path)
@@ -136,11 +136,15 @@ def _drop_lines(drops: list) -> list[str]:
                    f"{safe_text(moved_documents(q, esc=str, limit=2), 300)}" for q in drops[:5]]
 
 
-def _thresholds(out: Outcome, same_gold: bool) -> list[str]:
-    """Each threshold; its value on the base's gold set too when that set differs from the head's."""
+def _thresholds(out: Outcome, data: dict) -> list[str]:
+    """Each threshold; its value on the base's gold set too when that set
+    differs from the head's; a threshold this PR loosened, marked."""
     lines = ["  thresholds:"] if out.thresholds else []
+    same_gold, loosened = render.same_gold_sets(data), render.loosened_rules(data)
     for t in out.thresholds:
-        lines += [_threshold_line(t, same_gold), *console_interval(out, t.measure)]
+        change = render.loosening({"measure": str(t.measure)}, loosened)
+        mark = f"  -- FAIL: {safe_text(change, 200)} in this PR without a new `rule_change_reason`" if change else ""
+        lines += [_threshold_line(t, same_gold) + mark, *console_interval(out, t.measure)]
     return lines + _per_question_line(out, same_gold)
 
 

@@ -162,7 +162,7 @@ def loosened_rules(results: dict) -> list[str]:
     return [r for r in rules.get("loosened") or [] if isinstance(r, str)]
 
 
-def _loosening(t: dict, loosened: list[str]) -> str | None:
+def loosening(t: dict, loosened: list[str]) -> str | None:
     """How this PR loosened the top-level threshold ``t`` (its minimum or its max_drop), if it did."""
     m = t.get("measure")
     return next((r for r in loosened if r.startswith((f"threshold `{m}` ", f"`max_drop` of `{m}` "))), None)
@@ -173,14 +173,14 @@ def thresholds(s: Summary, results: dict, level: int = 3, max_rows: int | None =
     failed); with a base and a changed gold set, their values on both gold
     sets; when the gate failed, why."""
     loosened = loosened_rules(results)
-    rows = sorted(results["thresholds"], key=lambda t: t["passed"] is not False and not _loosening(t, loosened))
+    rows = sorted(results["thresholds"], key=lambda t: t["passed"] is not False and not loosening(t, loosened))
     if not rows:
         return
     on_base = any("base" in (t.get("gold_sets") or ()) for t in rows) and not same_gold_sets(results)
     shown = rows[:max_rows]
     s.heading("Metrics vs thresholds", level)
     columns = ["measure", "value (head's gold set)", "value (base's gold set)"] if on_base else ["measure", "value"]
-    s.table(columns + ["threshold", "result"], [threshold_row(t, on_base, _loosening(t, loosened)) for t in shown])
+    s.table(columns + ["threshold", "result"], [threshold_row(t, on_base, loosening(t, loosened)) for t in shown])
     if len(shown) < len(rows):
         s.para(more(len(shown), len(rows), "thresholds"))
     if on_base:
