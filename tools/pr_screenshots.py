@@ -38,6 +38,7 @@ GIT_ENV = {
     "GIT_AUTHOR_NAME": "Reviewer", "GIT_AUTHOR_EMAIL": "reviewer@example.invalid",
     "GIT_COMMITTER_NAME": "Reviewer", "GIT_COMMITTER_EMAIL": "reviewer@example.invalid",
     "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_DATE": "2026-12-01T12:00:00Z", "GIT_COMMITTER_DATE": "2026-12-01T12:00:00Z",  # the same shas each time
 }
 
 
