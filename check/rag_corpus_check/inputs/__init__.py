@@ -24,7 +24,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
-from rag_corpus_check.inputs.question_texts import LeakScan, Ranked
+from rag_corpus_check.inputs.question_texts import LeakScan, Ranks
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
@@ -88,7 +88,7 @@ class Inputs:
         self.corpus_reader: Callable[[], Corpus | None] | None = None  # set by read_inputs
         self.copies_later = False  # the copies found are reported by the caller, with the ranking
 
-    def report_copies(self, corpus: Corpus | None, problems: P.Problems, ranked: Ranked | None = None) -> None:
+    def report_copies(self, corpus: Corpus | None, problems: P.Problems, ranked: Ranks | None = None) -> None:
         """The warnings for gold questions found in the corpus (:mod:`question_texts`)."""
         if self.scan is not None and corpus is not None:
             self.scan.report(corpus, problems, ranked)

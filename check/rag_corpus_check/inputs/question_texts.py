@@ -285,7 +285,7 @@ class LeakScan:
 
         return seen
 
-    def report(self, corpus, problems: P.Problems, ranked: Ranked | None = None) -> None:
+    def report(self, corpus, problems: P.Problems, ranked: Ranks | None = None) -> None:
         """The warnings: one per record and question found (the first
         :data:`SHOWN`), how many more, and the records passed over at the
         work bound. ``ranked``: the ranking that was measured and what made
@@ -314,7 +314,7 @@ class LeakScan:
 
 
 @dataclass(frozen=True)
-class Ranked:
+class Ranks:
     """The ranking a check measured (question -> ids, best first) and what
     made it, in words ("the configured retriever (`bm25`)", "the committed run")."""
 
@@ -322,18 +322,18 @@ class Ranked:
     by: str
 
 
-def _rank_of(ranked: Ranked, qid: str, doc_id: str) -> int | None:
+def _rank_of(ranked: Ranks, qid: str, doc_id: str) -> int | None:
     return next((i for i, d in enumerate(ranked.rankings.get(qid) or (), 1) if d == doc_id), None)
 
 
-def _rank_key(ranked: Ranked | None, qid: str, doc_id: str) -> int:
+def _rank_key(ranked: Ranks | None, qid: str, doc_id: str) -> int:
     """The order copies are listed in: the best-ranked first (they move the
     measures), the unranked after them."""
     rank = _rank_of(ranked, qid, doc_id) if ranked is not None else None
     return rank if rank is not None else 1 << 62
 
 
-def _rank_words(ranked: Ranked | None, qid: str, doc_id: str) -> str:
+def _rank_words(ranked: Ranks | None, qid: str, doc_id: str) -> str:
     """`` (rank 3 for it under …)``, `` (not in …'s ranking for it, 100 deep)``, or "" with no ranking."""
     if ranked is None:
         return ""

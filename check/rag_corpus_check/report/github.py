@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Mapping, Sequence
 
 from rag_corpus_check.core.problems import TRUST
 from rag_corpus_check.core.text import safe_text
@@ -62,7 +63,7 @@ def annotation_lines(out: Outcome) -> list[str]:
     return lines
 
 
-def touched(changed: dict[str, list[tuple[int, int]]], file: str | None, line: int | None) -> bool:
+def touched(changed: Mapping[str, Sequence[tuple[int, int]]], file: str | None, line: int | None) -> bool:
     """A problem at ``file``:``line`` is on what the pull request changed:
     a changed line, or anywhere in a changed file when it names no line."""
     ranges = changed.get(file or "")
