@@ -299,7 +299,7 @@ class LeakScan:
                          "retrieve for it, so that question's measures say more about the copy than about how the "
                          "rest of the corpus answers it. Expected of an FAQ whose heading is the question or an "
                          "abstract that states it; look again if the record is a chunk holding little but the "
-                         "question (it borrows its document's label)", file=corpus.file,
+                         "question (it borrows its document's label)", file=corpus.file_of(doc_id),
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
         if self.count > len(shown):
             problems.add(P.CONSISTENCY, f"and {self.count - len(shown)} more records contain the words of a "
@@ -309,7 +309,7 @@ class LeakScan:
             more = f" (and {self.skipped - 1} more records)" if self.skipped > 1 else ""
             problems.add(P.CONSISTENCY, f"gold question texts were looked for in only part of this record{more}: "
                          f"it took over {WORK_PER_TOKEN} steps per token (questions that share long runs of words "
-                         "the record repeats); the rest of it was passed over", file=corpus.file,
+                         "the record repeats); the rest of it was passed over", file=corpus.file_of(doc_id),
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
 
 
