@@ -130,8 +130,6 @@ def describe_error(err: jsonschema.ValidationError) -> str:
     trigger = _trigger(err)
     if trigger is not None:
         return f"{where}: {_excluded(trigger)}"
-    if err.validator is None:  # a `false` schema: nothing may be written here
-        return f"{where}: not allowed here; remove it"
     words = _WORDING.get(err.validator)
     what = words(err.validator_value, err.instance, err.schema) if words else f"fails schema rule `{err.validator}`"
     return f"{where}: {what}"
@@ -151,12 +149,12 @@ def _either(words: list[str], conj: str) -> str:
 
 
 def _any_of(val, inst, schema) -> str:
-    """An ``anyOf`` of alternatives that each require keys, as what to write;
-    any other ``anyOf`` as the alternatives it failed."""
+    """An ``anyOf`` of alternatives that each require keys, as what to
+    write; a value that may be written two ways, as those ways."""
     if isinstance(val, list) and all(isinstance(a, dict) and set(a) == {"required"} for a in val):
         options = [_either([f"`{k}:`" for k in a["required"]], "and") for a in val]
         return "needs " + ("either " + ", or ".join(options) if len(options) > 1 else options[0])
-    return "matches none of the allowed forms"
+    return "fails schema rule `anyOf`" if "$id" in schema else f"must be {' or a '.join(_kinds(val))}"
 
 
 def _required(val, inst, schema) -> str:
@@ -220,8 +218,6 @@ _WORDING = {
     "minItems": lambda val, inst, schema: "must not be empty" if val == 1 else f"needs at least {val} items",
     "uniqueItems": lambda val, inst, schema: "lists the same item twice; keep one",
     "oneOf": lambda val, inst, schema: "must be a number between 0 and 1, or a mapping with `min` (and `max_drop`)",
-    "anyOf": lambda val, inst, schema: (
-        "fails schema rule `anyOf`" if "$id" in schema else f"must be {' or a '.join(_kinds(val))}"),
     None: lambda val, inst, schema: "has a key its other settings rule out (see each key's description)",
 }
 
