@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from rag_corpus_check.retrieval.bm25 import BM25Index, BM25Params, Bounds, Budget, tokenize
+from rag_corpus_check.retrieval.analyzer import tokenize
+from rag_corpus_check.retrieval.bm25 import BM25Index, BM25Params, Bounds, Budget
 
 
 @pytest.mark.parametrize("text,tokens", [

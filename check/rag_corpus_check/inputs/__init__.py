@@ -25,6 +25,7 @@ from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.question_texts import LeakScan
+from rag_corpus_check.retrieval.analyzer import Analyzer
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
@@ -95,17 +96,20 @@ class Inputs:
 
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
                 problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
-                queries: Source | None = None, hook: RecordHook | None = None) -> Inputs:
+                queries: Source | None = None, hook: RecordHook | None = None,
+                analyzer: Analyzer | None = None) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
     queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
     run, and the corpus when it is asked for.
     ``on_doc(doc_id, record)`` sees every valid document (the built-in
     retriever indexes it; the corpus is then read here and now, by the exact
     reader, which streams the records). ``hook`` sees them too, in blocks
-    from the fast reader when it can (the corpus is then read here and now)."""
+    from the fast reader when it can (the corpus is then read here and now).
+    ``analyzer``: the config's text analyzer, which the question-in-record
+    check compares tokens with (:mod:`question_texts`)."""
     out = Inputs()
     _read_questions(out, gold, queries, limits, problems)
-    out.scan = LeakScan.of(out.gold)  # fed by the corpus reader (question_texts)
+    out.scan = LeakScan.of(out.gold, analyzer)  # fed by the corpus reader (question_texts)
     if run is not None:
         out.run = _read(out, run, problems, read_run, limits, problems)
     out.corpus_reader = partial(_corpus, out, corpus, limits, problems, on_doc, hook)

@@ -116,7 +116,7 @@ def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Rank
     out.formats = {source.display: source.shown_format for source in sources.values()}
     return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
                        on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
-                       hook=retriever.hook() if retriever else None)
+                       hook=retriever.hook() if retriever else None, analyzer=cfg.bm25.analyzer())
 
 
 def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,

@@ -43,7 +43,8 @@ def _read(root: str, cfg: Config, out: Outcome, dense) -> Inputs:
         return Inputs()
     out.formats = {source.display: source.shown_format for source in sources.values()}
     return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
-                       on_doc=dense.add if dense is not None else None, queries=sources.get("queries"))
+                       on_doc=dense.add if dense is not None else None, queries=sources.get("queries"),
+                       analyzer=cfg.bm25.analyzer())
 
 
 def _dense(cfg: Config, root: str):

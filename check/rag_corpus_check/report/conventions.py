@@ -29,7 +29,19 @@ def convention_lines(conventions: dict) -> list[str]:
         "questions with no relevant document are excluded from every mean and listed",
     ] + _extra_lines({m.split("@")[0] for m in c["measures"]}) + [
         line for line in [chunks.convention(c.get("level"))] if line] + (
-        [IDENTICAL] if c.get("ignore_identical_ids") else [])
+        [IDENTICAL] if c.get("ignore_identical_ids") else []) + _analyzer_lines(c.get("analyzer"))
+
+
+def _analyzer_lines(analyzer: dict | None) -> list[str]:
+    """How text becomes tokens (the built-in BM25's and the question-in-record check's)."""
+    if not analyzer:
+        return []
+    stop = f"{analyzer['stopwords']} stop words removed" if analyzer.get("stopwords") else "no stop words"
+    stem = f"stemmer {analyzer['stemmer']} (Snowball)" if analyzer.get("stemmer") else "no stemmer"
+    if analyzer.get("stemmer") == "porter":
+        stem = "stemmer porter (as Lucene's EnglishAnalyzer)"
+    return [f"text as tokens (the built-in BM25 and the question-in-record check): NFKC, casefold, word runs; Han, "
+            f"Hiragana, Katakana and Hangul runs as overlapping {analyzer['cjk']}; {stop}; {stem}"]
 
 
 IDENTICAL = ("a document whose id is the question's own id is removed from its ranking before the cut at K "
@@ -63,4 +75,5 @@ def conventions_json(cfg: Config) -> dict:
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,
         "measures": [str(m) for m in cfg.measures()],
+        "analyzer": cfg.bm25.analyzer().rules(),
     } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {})
