@@ -25,7 +25,6 @@ from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.question_texts import LeakScan
-from rag_corpus_check.retrieval.analyzer import Analyzer
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
@@ -36,6 +35,7 @@ from rag_corpus_check.inputs.records import (
     Run,
     RunQuery,
 )
+from rag_corpus_check.retrieval.analyzer import Analyzer
 from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, restart, sha256_file
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
 

@@ -48,6 +48,7 @@ from typing import Any
 
 from rag_corpus_check.retrieval.analyzer import Analyzer
 
+
 @dataclass
 class BM25Params:
     k1: float = 1.2
