@@ -101,8 +101,8 @@ def stem_case(repeat: int) -> None:
         print(f"  {name:34} {statistics.median(ts):6.2f} CPU-s  (runs: {', '.join(f'{t:.2f}' for t in ts)})")
     assert ours is not None and theirs is not None
     same = sum(a[:10] == b[:10] for a, b in zip(ours, theirs, strict=True))
-    print(f"  top 10 identical to bm25s's: {same} of {len(queries)} questions (the rest: ties at the cut in "
-          "bm25s's order, or float32 scores)")
+    rest = "" if same == len(queries) else " (the rest: ties at the cut in bm25s's order, or its float32 scores)"
+    print(f"  top 10 identical to bm25s's: {same} of {len(queries)} questions{rest}")
 
 
 def cjk_corpus(n_docs: int = 100_000, n_queries: int = 2000, seed: int = 2026) -> tuple[list, list[str]]:
