@@ -2,6 +2,7 @@
 
     python bench/lucene_tokens.py --fetch      # once: the Lucene jar (see below)
     python bench/lucene_tokens.py [FILE ...]   # default: tests/fixtures/analyzer/*.txt
+    python bench/lucene_tokens.py --mixed      # 300 lines of CJK, Latin and digits mixed at random
 
 Runs tests/lucene/LuceneTokens.java (Java 11+, single-file launch) over each
 line of the text, `english` for en*.txt (against ``retriever.stemmer:
@@ -80,27 +81,50 @@ def agreement(ours: list[list[str]], theirs: list[list[str]]) -> tuple[int, int,
     return same_lines, same_tokens, total, diffs
 
 
+def mixed_lines(n: int = 300, seed: int = 3) -> list[str]:
+    """Characters of every script the bigram rule touches, and its neighbours,
+    mixed at random: the worst case for the rules, not text anyone writes."""
+    import random
+
+    rnd = random.Random(seed)
+    pools = {
+        "han": [chr(c) for c in range(0x4E00, 0x4E00 + 300)], "hiragana": [chr(c) for c in range(0x3041, 0x3097)],
+        "katakana": [chr(c) for c in range(0x30A1, 0x30FB)] + ["ー", "ヽ", "ヾ"],
+        "hangul": [chr(c) for c in range(0xAC00, 0xAC00 + 200)], "latin": list("abcdefgxyz"),
+        "digit": list("0123456789"), "punctuation": list("、。，！？・「」 "),
+        "other": ["々", "〆", "〇", "ｶ", "ﾞ", "ｱ", "ﾟ", "ㄱ", "ㅏ"],
+    }
+    names = list(pools)
+    return ["".join(rnd.choice(pools[rnd.choice(names)]) for _ in range(rnd.randint(5, 40))) for _ in range(n)]
+
+
+def _report(name: str, lines: list[str], english: bool, cp: str) -> None:
+    from rag_corpus_check.retrieval.analyzer import Analyzer
+
+    ours = Analyzer(stemmer="porter") if english else Analyzer()
+    same_lines, same, total, diffs = agreement([ours.tokens(line) for line in lines],
+                                               lucene_tokens(cp, "english" if english else "cjk", lines))
+    shown = " ".join(diffs) if len(diffs) <= 40 else " ".join(diffs[:40]) + f" … ({len(diffs)} in all)"
+    print(f"{name} vs {'EnglishAnalyzer (porter)' if english else 'CJKAnalyzer'}: {same_lines}/{len(lines)} "
+          f"lines identical, {same}/{total} tokens ({same / max(total, 1):.2%}); differing tokens: {shown or 'none'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--fetch", action="store_true", help="download the Lucene jar first")
+    parser.add_argument("--mixed", action="store_true", help="compare on generated lines of mixed scripts")
     args = parser.parse_args()
     if args.fetch:
         print(f"fetched {fetch()}")
     cp = classpath()
     if cp is None:
         raise SystemExit("no Lucene jar: set LUCENE_CLASSPATH or run with --fetch")
-    from rag_corpus_check.retrieval.analyzer import Analyzer
-
+    if args.mixed:
+        _report("300 mixed lines", mixed_lines(), False, cp)
+        return
     for path in args.files or sorted(FIXTURES.glob("*.txt")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        english = path.name.startswith("en")
-        ours = Analyzer(stemmer="porter") if english else Analyzer()
-        same_lines, same, total, diffs = agreement([ours.tokens(line) for line in lines],
-                                                   lucene_tokens(cp, "english" if english else "cjk", lines))
-        print(f"{path.name} vs {'EnglishAnalyzer (porter)' if english else 'CJKAnalyzer'}: {same_lines}/{len(lines)} "
-              f"lines identical, {same}/{total} tokens ({same / max(total, 1):.2%}); differing tokens: "
-              f"{' '.join(diffs) or 'none'}")
+        _report(path.name, path.read_text(encoding="utf-8").splitlines(), path.name.startswith("en"), cp)
 
 
 if __name__ == "__main__":
