@@ -252,3 +252,25 @@ def test_the_question_in_record_check_uses_the_configured_stemmer():
     assert _scan("how is refund processing", record, Analyzer(stemmer="porter")) == []
     assert _scan("How are refund processing", record, Analyzer(stopwords="english", stemmer="porter")) == [
         ("d1", 1, "q1")]  # stop words are kept: the configured list is not used
+
+
+def test_a_chinese_and_japanese_knowledge_base_passes_the_check_it_failed(tmp_path, capsys, monkeypatch):
+    """The whole check: every question's document at rank 1 (R@1 = 1) now;
+    before bigrams, none retrieved (R@1 = 0)."""
+    root = tmp_path / "kb"
+    docs = {**ZH, **JA}
+    write(root / "corpus.jsonl", "".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n"
+                                         for d, t in docs.items()))
+    questions = [("q1", "删除的备份保留多久？", "zh-backup"), ("q2", "取消订阅后怎么退款？", "zh-refund"),
+                 ("q3", "バックアップの保管期間は？", "ja-backup"), ("q4", "解約したら返金されますか", "ja-refund")]
+    write(root / "gold.yaml", "queries:\n" + "".join(f'  - query_id: {q}\n    query: "{text}"\n    relevant: {{{d}: 2}}\n'
+                                                     for q, text, d in questions))
+    write(root / ".rag-corpus-check.yml", "version: 1\ncorpus: corpus.jsonl\ngold: gold.yaml\nk: 1\n"
+                                          "thresholds:\n  R@1: 1\n")
+    monkeypatch.chdir(root)
+    code, text, results, _ = check(tmp_path, capsys)
+    assert code == 0, text
+    assert [q["values"]["R@1"] for q in results["queries"]] == [1, 1, 1, 1]
+    monkeypatch.setattr(analysis, "words", old_words)
+    code, text, results, _ = check(tmp_path / "before", capsys)
+    assert code == 1 and [q["values"]["R@1"] for q in results["queries"]] == [0, 0, 0, 0]
