@@ -102,13 +102,6 @@ def tokenize(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     return tokens
 
 
-def stemmer_names() -> list[str]:
-    """The Snowball algorithms PyStemmer has (``retriever.stemmer``'s values)."""
-    import Stemmer  # PyStemmer
-
-    return list(Stemmer.algorithms())
-
-
 @dataclass(frozen=True)
 class Analyzer:
     """Stop words and stemmer of :func:`tokens`; the CJK bigrams are not a setting."""
@@ -145,5 +138,5 @@ class Analyzer:
         return self if self.stopwords is None else replace(self, stopwords=None)
 
     def rules(self) -> dict:
-        """The analyzer as the results file and the base's rules name it."""
+        """The analyzer as the results file records it (``conventions.analyzer``)."""
         return {"cjk": CJK_BIGRAMS, "stemmer": self.stemmer, "stopwords": self.stopwords}
