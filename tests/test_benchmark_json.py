@@ -13,7 +13,7 @@ from rag_corpus_check.core.problems import Problems
 from rag_corpus_check.metrics.evaluate import Evaluation
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.outcome import Outcome
+from rag_corpus_check.pipeline.outcome import Measured, Outcome
 from rag_corpus_check.report.results import BENCHMARK_UNIT, benchmark_entries
 
 
@@ -66,8 +66,8 @@ def test_invalid_input_writes_none_and_removes_a_stale_one(repo, tmp_path, capsy
 
 
 def test_an_undefined_mean_is_left_out():
-    out = Outcome(Problems(), Context())
-    out.evaluation = Evaluation([], {Measure("P", 5): 0.25, Measure("R", 5): None}, counted=4)
+    out = Outcome(Problems(), Context(),
+                  measured=Measured(evaluation=Evaluation([], {Measure("P", 5): 0.25, Measure("R", 5): None}, counted=4)))
     assert [e["name"] for e in benchmark_entries(out)] == ["P@5"]
     assert benchmark_entries(Outcome(Problems(), Context())) == []
 

@@ -114,7 +114,7 @@ def test_the_comparison_is_charged_before_it_is_run(tmp_path, monkeypatch):
     """With a base the whole comparison (every gold set, every slice) is
     planned before any test runs: over the budget, no test runs."""
     root, base = _repo(tmp_path, _thresholds(20))
-    monkeypatch.setattr(budget, "allowed", lambda cfg: 10_000_000)  # the means fit; the comparison does not
+    monkeypatch.setattr(budget, "allowed", lambda cfg, stored: 10_000_000)  # the means fit; the comparison does not
     monkeypatch.setattr(compare, "paired_randomization", _refused)
     out = _with_base(root, base)
     assert out.exit_code == 2
@@ -221,7 +221,7 @@ def test_the_bundled_example_is_well_within_the_budget(repo):
 
 def test_with_a_base_the_means_are_charged_before_the_base_is_measured(tmp_path, monkeypatch):
     root, base = _repo(tmp_path, _thresholds(20))
-    monkeypatch.setattr(budget, "allowed", lambda cfg: 1000)
+    monkeypatch.setattr(budget, "allowed", lambda cfg, stored: 1000)
     measured = []
     import rag_corpus_check.base.head_vs_base as hvb
 

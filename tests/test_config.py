@@ -23,7 +23,7 @@ def test_defaults(tmp_path):
     assert not problems.items
     assert (cfg.k, cfg.min_grade, cfg.max_grade, cfg.gain, cfg.short_list) == (5, 1, 2, "linear", "pad")
     assert cfg.ranker.name == "bm25" and cfg.bm25.depth == 100 and cfg.bm25.statuses == ("active",)
-    assert cfg.thresholds == [] and cfg.rule_change_reason is None
+    assert cfg.thresholds == () and cfg.rule_change_reason is None
     assert [str(m) for m in cfg.measures()] == ["P@5", "R@5", "nDCG@5", "Judged@5"]
 
 

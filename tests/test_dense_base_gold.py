@@ -196,7 +196,7 @@ def test_each_base_question_takes_the_most_trusted_vector_there_is(tmp_path):
     assert (chosen.same_text, chosen.reworded, chosen.missing) == (["b"], ["c"], ["d"])
     assert np.array_equal(chosen.matrix[0], base_vectors.questions.vectors[0].astype(np.float64))
     assert np.array_equal(chosen.matrix[1], head.questions.vectors[1].astype(np.float64))
-    assert base.note == (
+    assert chosen.note == (
         "the base's gold set was ranked with the base's question vectors (`base` at the base commit) against this "
         "PR's document vectors; 1 question without a vector of its base text there was ranked with this PR's "
         "vector of the same text: b; 1 question reworded in this PR was ranked with this PR's vector of its new "
@@ -210,6 +210,6 @@ def test_base_vectors_of_other_dimensions_are_not_used_and_the_note_says_why(tmp
     base = BaseQuestions({"a": "alpha?"}, _folder(tmp_path, "base", [("a", "alpha?")], seed=1, dims=4))
     chosen = question_vectors(base, _folder(tmp_path, "head", [("a", "alpha?")], seed=5), hybrid=True)
     assert chosen.from_base == 0 and chosen.same_text == ["a"]
-    assert base.note == ("the base has no question vectors of `test-model-1` (its vectors have 4 dimensions, this "
+    assert chosen.note == ("the base has no question vectors of `test-model-1` (its vectors have 4 dimensions, this "
                          "PR's 8): the base's gold set was ranked with this PR's vectors of the same question texts "
                          "against its document vectors, fused with the built-in BM25 over the base's question texts")

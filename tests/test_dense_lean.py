@@ -63,7 +63,7 @@ def test_the_ranker_keeps_an_id_and_32_bytes_per_served_record():
                (("id", "c"), ("text", "z"))]
     ranker.block(1, records)
     assert ranker.ids == ["a", "c"] and bytes(ranker.digests) == text_digest("x" * 10_000) + text_digest("z")
-    assert set(vars(ranker)) == {"cfg", "root", "stored", "ids", "digests", "vectors"}  # no text is kept
+    assert set(vars(ranker)) == {"cfg", "root", "stored", "ids", "digests", "vectors", "base_note"}  # no text is kept
     ranker.clear()
     assert ranker.ids == [] and not ranker.digests
     ranker.add("d", {"id": "d", "text": "w"})

@@ -299,7 +299,7 @@ def test_bm25_work_is_per_byte_as_stored(tmp_path, capsys, monkeypatch):
                                     "limits: {max_compression_ratio: 100}\n")
     seen = []
     real = retrieval.stored_bytes
-    monkeypatch.setattr(retrieval, "stored_bytes", lambda cfg: seen.append(real(cfg)) or seen[-1])
+    monkeypatch.setattr(retrieval, "stored_bytes", lambda base_dir, files: seen.append(real(base_dir, files)) or seen[-1])
     code, problems = _check(tmp_path, capsys, monkeypatch)
     assert code == 2 and problems[0]["kind"] == "limit", problems
     assert "limits.max_retrieval_work_per_byte" in problems[0]["message"]

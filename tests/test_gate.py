@@ -14,6 +14,7 @@ from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.pipeline.outcome import (
     BaseResult,
     Gated,
+    Measured,
     Outcome,
     Verdict,
     decide,
@@ -25,7 +26,7 @@ N5 = Measure("nDCG", 5)
 
 def violated_rules() -> Rules:
     change = "threshold `nDCG@5` lowered: 0.7 → 0.1"
-    return Rules(BASE, [change], [change])
+    return Rules(BASE, (change,), (change,))
 
 
 def test_a_mean_within_the_tolerance_is_equal_to_the_limit():
@@ -48,13 +49,14 @@ def test_max_drop_without_a_base_says_it_was_not_checked():
 
 
 def _outcome(passed: bool | None, *, errors=False, advisory=False, rules=None) -> Outcome:
-    out = Outcome(P.Problems(), advisory=advisory, rules=rules)
+    problems = P.Problems()
     if errors:
-        out.problems.add(P.SCHEMA, "x")
-    if passed is not None:
-        out.evaluation = Evaluation([], {N5: 0.5}, 1)
-        out.gated = Gated(apply_thresholds([Threshold(N5, 0.4 if passed else 0.6)], {N5: 0.5}))
-    return out
+        problems.add(P.SCHEMA, "x")
+    if passed is None:
+        return Outcome(problems, advisory=advisory, rules=rules)
+    gated = Gated(tuple(apply_thresholds([Threshold(N5, 0.4 if passed else 0.6)], {N5: 0.5})))
+    return Outcome(problems, advisory=advisory, rules=rules, measured=Measured(evaluation=Evaluation([], {N5: 0.5}, 1)),
+                   gated=gated)
 
 
 @pytest.mark.parametrize("case, verdict, code, status", [
@@ -77,13 +79,14 @@ def test_the_verdict_is_a_value_decided_once():
     assert verdict == Verdict("fail", 1, 0) and out.verdict == "invalid"  # not decided yet
     with pytest.raises(dataclasses.FrozenInstanceError):
         verdict.verdict = "pass"  # type: ignore[misc]
-    assert decide(out).decision == verdict and out.exit_status == 0
+    decided = decide(out)  # a new value: the outcome decided stays as it was
+    assert decided.decision == verdict and decided.exit_status == 0 and out.verdict == "invalid"
 
 
 def test_a_later_loosening_makes_new_rules():
     rules = Rules(BASE)
     later = with_loosened(rules, "the evaluation level changed")
-    assert later.violated and later.changes == later.loosened == ["the evaluation level changed"]
+    assert later.violated and later.changes == later.loosened == ("the evaluation level changed",)
     assert rules == Rules(BASE) and not rules.violated  # the rules decided stay as they were
     with pytest.raises(dataclasses.FrozenInstanceError):
         rules.why = "x"  # type: ignore[misc]
@@ -92,7 +95,7 @@ def test_a_later_loosening_makes_new_rules():
 def test_a_base_result_grows_by_new_values():
     base = BaseResult("main")
     noted = base.noted("nothing was compared")
-    assert noted.notes == ["nothing was compared"] and base.notes == [] and noted.rev == "main"
+    assert noted.notes == ("nothing was compared",) and base.notes == () and noted.rev == "main"
     with pytest.raises(dataclasses.FrozenInstanceError):
         base.sha = "x"  # type: ignore[misc]
 

@@ -701,7 +701,7 @@ def test_the_override_warning_is_never_cut_by_the_annotation_limit(kb, tmp_path,
     for i in range(12):
         problems.add(P.CONSISTENCY, f"warning {i}", file="gold.yaml", line=i + 1, severity=P.WARNING)
     out = Outcome(problems, config=Config(path_display=CONFIG, base_dir=".", corpus="c", gold="g", run=None, k=5),
-                  rules=Rules(OVERRIDE, ["threshold lowered"], [], "a reason of ten+"))
+                  rules=Rules(OVERRIDE, ("threshold lowered",), (), "a reason of ten+"))
     lines = annotation_lines(out)
     warnings = [ln for ln in lines if ln.startswith("::warning ")]
     assert len(warnings) == MAX_PER_TYPE and "rules overridden by this PR" in warnings[0]

@@ -9,8 +9,10 @@ import pytest
 
 from conftest import EXAMPLE
 from rag_corpus_check.commands.check import run_check
+from rag_corpus_check.core import problems as P
+from rag_corpus_check.gate import budget
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.stages import Options, gate, in_shard
+from rag_corpus_check.pipeline.stages import Options, configure, gate, in_shard, measure
 
 
 @pytest.fixture
@@ -36,13 +38,36 @@ def test_the_stages_in_order_on_the_example(kb):
 def test_gate_returns_what_it_found_and_sets_nothing(kb):
     out = _run(kb)
     assert out.config is not None
-    again = gate(out.config, out)  # the measured outcome read, not written
+    problems = P.Problems()
+    again = gate(out.config, out.measured, problems, budget.Ledger(out.resampling.allowed))  # read, not written
     assert again == out.gated and again is not out.gated and out.thresholds is out.gated.thresholds
-    assert out.intervals and out.debt is not None and out.slices is not None
+    assert out.intervals and out.debt is not None and out.slices is not None and not problems.items
+    assert isinstance(again.thresholds, tuple)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        again.thresholds = []  # type: ignore[misc]
+        again.thresholds = ()  # type: ignore[misc]
     with pytest.raises(AttributeError):
-        out.thresholds = []  # type: ignore[misc]  # a view of the gate's value
+        out.thresholds = ()  # type: ignore[misc]  # a view of the gate's value
+
+
+@pytest.mark.parametrize("field", ["measured", "gated", "rules", "base", "config", "decision"])
+def test_the_outcome_is_one_frozen_value(kb, field):
+    out = _run(kb)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(out, field, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        out.measured.evaluation = None  # type: ignore[misc]
+
+
+def test_a_stage_returns_its_value_and_the_problems_it_was_given(kb):
+    """measure() on a tree returns what it found; problems go to the
+    collector it is passed, nothing else is written."""
+    begun = configure(str(kb), str(kb / ".rag-corpus-check.yml"), P.Problems(), Context(), Options())
+    assert begun.config is not None and list(begun.digests) == [".rag-corpus-check.yml"]
+    problems = P.Problems()
+    measured = measure(str(kb), begun.config, problems, Options(), Context())
+    assert measured.evaluation is not None and measured.run is not None and not problems.has_errors()
+    assert list(measured.digests) == ["gold.yaml", "corpus.jsonl"] and measured.retrieval is not None
+    assert measured.evaluation.means == _run(kb).evaluation.means
 
 
 def test_a_committed_run_is_scored_as_committed(kb):
@@ -70,7 +95,7 @@ def test_a_checkout_git_cannot_read_stops_before_the_config(kb):
 def test_an_input_error_stops_before_evaluation(kb):
     (kb / "gold.yaml").write_text("queries: 7\n")
     out = _run(kb)
-    assert out.verdict == "invalid" and out.evaluation is None and out.thresholds == []
+    assert out.verdict == "invalid" and out.evaluation is None and out.thresholds == ()
     assert out.corpus is not None  # read, but not measured
 
 
@@ -98,3 +123,30 @@ def test_a_shard_holds_its_questions_only(kb):
     assert out.verdict == "partial"
     assert all(in_shard(q.query_id, (1, 2)) for q in out.evaluation.queries)
     assert all(in_shard(q, (1, 2)) for q in out.run.queries)
+
+
+def test_the_base_and_the_head_are_measured_by_the_same_function(tmp_path, monkeypatch):
+    """One measure() for both trees: the head's with the check's problems,
+    the base's (exported from git) with its own; each returns its value."""
+    import rag_corpus_check.base.head_vs_base as hvb
+    from rag_corpus_check.pipeline.context import local_context
+    from support.repos import commit, init
+
+    repo = init(tmp_path / "repo", EXAMPLE)
+    base = commit(repo, "base")
+    calls = []
+    real = hvb.measure
+
+    def spy(root, cfg, problems, options, context, also_rank=None):
+        measured = real(root, cfg, problems, options, context, also_rank)
+        calls.append((root, problems, measured))
+        return measured
+
+    monkeypatch.setattr(hvb, "measure", spy)
+    out = _run(repo, Options(base=base), local_context(str(repo)))
+    assert out.verdict == "pass" and out.base is not None and out.base.comparison is not None
+    (head_root, head_problems, head), (base_root, base_problems, measured_base) = calls
+    assert head_root == str(repo) and base_root != head_root and head_problems is out.problems
+    assert base_problems is not out.problems and not base_problems.items
+    assert head is out.measured and measured_base.evaluation is not None
+    assert measured_base.evaluation.means == head.evaluation.means  # the same tree, measured alike

@@ -208,3 +208,21 @@ def test_yaml_escape_beyond_unicode_is_a_parse_error(monkeypatch, pure, code):
     e = y_err('a: 1\nb: "x\\U' + code + '"\n')
     assert e.kind == "parse" and e.line == 2
     assert "invalid Unicode character escape" in e.message
+
+
+def test_stored_bytes_is_the_size_on_disk_of_every_file_or_none(tmp_path):
+    """The one size the per-byte work budgets (BM25, dense, resampling) are
+    given: a gzip file counts compressed; a file that cannot be stat'ed
+    makes the size unknown."""
+    import gzip
+
+    from rag_corpus_check.safe_io import stored_bytes
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "corpus.jsonl.gz").write_bytes(gzip.compress(b"x" * 100_000, mtime=0))
+    (tmp_path / "gold.yaml").write_text("queries: []\n")
+    packed = (tmp_path / "sub" / "corpus.jsonl.gz").stat().st_size
+    assert stored_bytes(str(tmp_path), ["sub/corpus.jsonl.gz", "gold.yaml"]) == packed + len("queries: []\n") < 1000
+    assert stored_bytes(str(tmp_path), []) == 0
+    assert stored_bytes(str(tmp_path), ["gold.yaml", "missing.jsonl"]) is None
+    assert stored_bytes(str(tmp_path), ["nul\0name"]) is None

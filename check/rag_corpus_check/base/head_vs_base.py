@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rag_corpus_check.base.tree import BaseTree, open_base
 from rag_corpus_check.config.load import Config, load_config
@@ -18,91 +21,129 @@ from rag_corpus_check.gate import rules as R
 from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
 from rag_corpus_check.gate.label_debt import Sides
 from rag_corpus_check.gate.slices import compare_slices, slice_names
-from rag_corpus_check.inputs import Inputs, Run, read_gold_set
+from rag_corpus_check.inputs import Run, read_gold_set
 from rag_corpus_check.metrics.evaluate import evaluate
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.outcome import BaseResult, Outcome, decide
+from rag_corpus_check.pipeline.outcome import NOT_MEASURED, BaseResult, Measured, Outcome
 from rag_corpus_check.pipeline.stages import (
+    Begun,
     Options,
     enter,
     gate,
     gold_sources,
+    head_alone,
     input_sources,
     measure,
 )
-from rag_corpus_check.pipeline.uncertainty import bound_views, charge_comparison, charge_head
+from rag_corpus_check.pipeline.uncertainty import (
+    bound_views,
+    charge_comparison,
+    charge_head,
+    ledger,
+)
 from rag_corpus_check.retrieval.protocol import BaseQuestions
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
 
+if TYPE_CHECKING:
+    from rag_corpus_check.gate.budget import Ledger
+    from rag_corpus_check.retrieval.dense import VectorTrust
 
-def check_with_base(root: str, config_path: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
-    assert options.base is not None
-    enter(out, "base")
-    out.base = BaseResult(options.base)
+
+@dataclass(frozen=True)
+class Compared:
+    """The head measured and what the comparison with the base made of the
+    check's values: the rules (a level change loosens them; a base that
+    cannot be measured says why), the base's result, the head's vectors
+    checked against the base's."""
+
+    rules: R.Rules
+    base: BaseResult
+    head: Measured
+    comparison: Comparison | None = None
+    vector_trust: VectorTrust | None = None
+
+
+def check_with_base(root: str, config_path: str, begun: Begun) -> Outcome:
+    assert begun.options.base is not None
+    enter("base")
+    base = BaseResult(begun.options.base)
     try:
-        tree = open_base(out.context.checkout, options.base, fetch=options.fetch_base)
+        tree = open_base(begun.context.checkout, begun.options.base, fetch=begun.options.fetch_base)
     except InputError as exc:
-        return _without_base(root, cfg, out, options, exc)
-    out.base = dataclasses.replace(out.base, sha=tree.sha)
+        return _without_base(root, begun, base, exc)
+    base = dataclasses.replace(base, sha=tree.sha)
     try:
-        return _with_tree(root, configured(root, config_path), cfg, out, options, tree)
+        return _with_tree(root, configured(root, config_path), begun, base, tree)
     finally:
         tree.cleanup()
 
 
-def _with_tree(root: str, config_rel: str, cfg: Config, out: Outcome, options: Options, tree: BaseTree) -> Outcome:
+def _with_tree(root: str, config_rel: str, begun: Begun, base: BaseResult, tree: BaseTree) -> Outcome:
+    head_cfg = begun.config
+    assert head_cfg is not None
     try:
         base_cfg, base_file = load_base_config(tree, config_rel)
     except InputError as exc:
-        return _without_base(root, cfg, out, options, exc)
+        return _without_base(root, begun, base, exc)
     if base_cfg is None or base_file is None:
-        out.rules = R.head_rules(R.FIRST_INTRODUCTION)
-        _note(out, f"`{config_rel}` does not exist at the base commit (first introduction): the head's "
-                   "thresholds and conventions apply, and there is nothing to compare")
-        return _head_alone(root, cfg, out, options)
-    layouts = (base_layout(tree, base_cfg, base_file), head_layout(root, cfg, config_rel, tree.checkout.resolved))
+        note = (f"`{config_rel}` does not exist at the base commit (first introduction): the head's thresholds and "
+                "conventions apply, and there is nothing to compare")
+        return head_alone(root, begun, R.head_rules(R.FIRST_INTRODUCTION), base.noted(note))
+    layouts = (base_layout(tree, base_cfg, base_file), head_layout(root, head_cfg, config_rel, tree.checkout.resolved))
     prefix = tree.checkout.prefix.rstrip("/") or "."
-    out.rules = R.decide(base_cfg, cfg, layouts, config_rel, prefix)
-    cfg = out.config = R.enforce(out.rules, base_cfg, cfg)  # the rules that gate: reported as they apply
+    rules = R.decide(base_cfg, head_cfg, layouts, config_rel, prefix)
+    cfg = R.enforce(rules, base_cfg, head_cfg)  # the rules that gate: reported as they apply
     base_cfg = R.same_conventions(cfg, base_cfg)
+    return _exported(root, begun, cfg, base_cfg, tree, Compared(rules, base, NOT_MEASURED))
+
+
+def _exported(root: str, begun: Begun, cfg: Config, base_cfg: Config, tree: BaseTree, start: Compared) -> Outcome:
+    """Every input of the base copied out of git, then both trees measured;
+    a base that cannot be measured stops the check (:func:`_unmeasured`)."""
     try:
         _export_base(tree, base_cfg)
-        exported = True
     except InputError as exc:
-        if not _unmeasured(out, options, exc, tree.sha):
-            return decide(out)
-        exported = False
+        unmeasured = _unmeasured(begun, exc, tree.sha, start)
+        if unmeasured is None:
+            return begun.decided(start.rules, config=cfg, base=start.base)
+        return _measured_and_compared(root, begun, cfg, base_cfg, tree, unmeasured, exported=False)
+    return _measured_and_compared(root, begun, cfg, base_cfg, tree, start, exported=True)
+
+
+def _measured_and_compared(root: str, begun: Begun, cfg: Config, base_cfg: Config, tree: BaseTree, start: Compared,
+                           exported: bool) -> Outcome:
+    """The head measured (and the base's questions ranked on it), the base
+    measured by the same function and compared, then both gated."""
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    head = measure(root, cfg, out, options, also_rank)
+    head = measure(root, cfg, begun.problems, begun.options, begun.context, also_rank)
+    base = start.base.noted(head.base_note) if head.base_note else start.base
+    compared = dataclasses.replace(start, base=base, head=head)
+    book = ledger(cfg, head)
     # the head's means charged before the base is measured: over the budget, the base is not
-    ready = exported and out.evaluation is not None and charge_head(cfg, out, out.evaluation)
-    comparison = _compare(cfg, base_cfg, tree, out, head, options) if ready else None
-    out.gated = gate(cfg, out, comparison, R.significance_family(out.rules, base_cfg))
-    return decide(out)
-
-
-def _head_alone(root: str, cfg: Config, out: Outcome, options: Options) -> Outcome:
-    measure(root, cfg, out, options)
-    out.gated = gate(cfg, out)
-    return decide(out)
+    if exported and book is not None and head.evaluation is not None and charge_head(cfg, begun.problems, book,
+                                                                                     head.evaluation):
+        compared = _compare(cfg, base_cfg, tree, begun, compared, book)
+    family = R.significance_family(compared.rules, base_cfg)
+    gated = gate(cfg, compared.head, begun.problems, book, compared.comparison, compared.base, family)
+    return begun.decided(compared.rules, compared.head, gated, config=cfg, base=compared.base, ledger=book,
+                         vector_trust=compared.vector_trust)
 
 
 OPT_OUT = "pass --no-require-base (action input `require-base: 'false'`)"
 
 
-def _without_base(root: str, cfg: Config, out: Outcome, options: Options, exc: InputError) -> Outcome:
+def _without_base(root: str, begun: Begun, base: BaseResult, exc: InputError) -> Outcome:
     """The base (or its config) cannot be had: an input error, unless the
     caller opted out, when the head's own rules apply and a warning says so."""
-    if options.require_base:
-        out.problems.add(exc.kind, exc.message + f"; to run on the head's own rules instead, {OPT_OUT}",
-                         file=exc.file)
-        return decide(out)
-    out.problems.add(P.TRUST, exc.message + " — the head's own rules apply (rules-source head-no-base), "
-                     "and nothing was compared", file=exc.file, severity=P.WARNING)
-    out.rules = R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)")
-    return _head_alone(root, cfg, out, options)
+    if begun.options.require_base:
+        begun.problems.add(exc.kind, exc.message + f"; to run on the head's own rules instead, {OPT_OUT}",
+                           file=exc.file)
+        return begun.decided(base=base)
+    begun.problems.add(P.TRUST, exc.message + " — the head's own rules apply (rules-source head-no-base), "
+                       "and nothing was compared", file=exc.file, severity=P.WARNING)
+    return head_alone(root, begun, R.head_rules(R.NO_BASE, "the base could not be used (--no-require-base)"), base)
 
 
 def head_layout(root: str, cfg: Config, config_rel: str, checked: str) -> R.Layout:
@@ -160,32 +201,26 @@ def load_base_config(tree: BaseTree, config_rel: str) -> tuple[Config | None, st
     return base_cfg, resolved
 
 
-def _note(out: Outcome, text: str) -> None:
-    assert out.base is not None
-    out.base = out.base.noted(text)
-
-
-def _unmeasured(out: Outcome, options: Options, exc: InputError, sha: str) -> bool:
+def _unmeasured(begun: Begun, exc: InputError, sha: str, compared: Compared) -> Compared | None:
     """The base's config was read but the base cannot be measured (``exc``
     says why): an input error, since `max_drop`, the per-question rule and
-    the paired test need the base's numbers — unless the caller opted out,
-    when the base's rules apply without a comparison and a warning, the
-    rules line and a note say so. True when the check goes on."""
+    the paired test need the base's numbers (None: that input error) —
+    unless the caller opted out, when the base's rules apply without a
+    comparison and a warning, the rules (their why) and a note of the
+    base's say so."""
     where = f"at the base commit `{sha[:12]}`" + ("," if exc.message.startswith("at the base commit ") else "")
     why = exc.message.replace("at the base commit", where, 1)
-    if options.require_base:
-        out.problems.add(P.BASE, f"{why}, so the base cannot be measured and nothing can be compared (`max_drop`, "
-                                 f"the per-question rule, the paired test); {_remedy(exc)}; to apply the base's "
-                                 f"rules without a comparison, {OPT_OUT}", file=exc.file, line=exc.line)
-        return False
-    out.problems.add(P.TRUST, f"{why}, so the base cannot be measured — the base's rules apply, but nothing was "
-                             "compared (`max_drop`, the per-question rule and the paired test were not applied; "
-                             "--no-require-base)", file=exc.file, line=exc.line, severity=P.WARNING)
-    assert out.rules is not None
-    out.rules = dataclasses.replace(out.rules, why="the base could not be measured, so nothing was compared "
-                                    "(--no-require-base)")
-    _note(out, f"nothing was compared: {why}")
-    return True
+    if begun.options.require_base:
+        begun.problems.add(P.BASE, f"{why}, so the base cannot be measured and nothing can be compared (`max_drop`, "
+                           f"the per-question rule, the paired test); {_remedy(exc)}; to apply the base's "
+                           f"rules without a comparison, {OPT_OUT}", file=exc.file, line=exc.line)
+        return None
+    begun.problems.add(P.TRUST, f"{why}, so the base cannot be measured — the base's rules apply, but nothing was "
+                       "compared (`max_drop`, the per-question rule and the paired test were not applied; "
+                       "--no-require-base)", file=exc.file, line=exc.line, severity=P.WARNING)
+    rules = dataclasses.replace(compared.rules, why="the base could not be measured, so nothing was compared "
+                                "(--no-require-base)")
+    return dataclasses.replace(compared, rules=rules, base=compared.base.noted(f"nothing was compared: {why}"))
 
 
 def _remedy(exc: InputError) -> str:
@@ -224,12 +259,11 @@ def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | 
     texts = base_texts(root, base_cfg)
     if texts is None:
         return None
-    out = BaseQuestions(texts)
-    if cfg.uses_vectors:
-        from rag_corpus_check.pipeline.base_gold import base_vectors  # numpy
+    if not cfg.uses_vectors:
+        return BaseQuestions(texts)
+    from rag_corpus_check.pipeline.base_gold import base_vectors  # numpy
 
-        out.vectors, out.why = base_vectors(root, base_cfg, cfg)
-    return out
+    return BaseQuestions(texts, *base_vectors(root, base_cfg, cfg))
 
 
 def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
@@ -244,38 +278,37 @@ def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
     return None if gold is None else {q: g.text for q, g in gold.queries.items() if g.text and g.text.strip()}
 
 
-def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, out: Outcome, head: Inputs,
-             check_options: Options) -> Comparison | None:
-    """Measure the base and compare; None when the base's inputs are invalid
-    (an input error, or with --no-require-base a warning: :func:`_unmeasured`)."""
-    base_out = Outcome(P.Problems(), Context(), config=base_cfg)
-    base = measure(tree.root, base_cfg, base_out, Options())
-    if base_out.evaluation is None:
-        _unmeasured(out, check_options, _invalid(base_out.problems), tree.sha)
-        return None
-    enter(out, "compare")
-    assert out.base is not None and out.evaluation is not None
+def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, begun: Begun, compared: Compared,
+             book: Ledger) -> Compared:
+    """The base measured as the head was (:func:`stages.measure`, its
+    problems its own) and compared; nothing compared when the base's inputs
+    are invalid (an input error, or with --no-require-base a warning:
+    :func:`_unmeasured`) or the comparison is over the resampling budget."""
+    base_problems = P.Problems()
+    base_measured = measure(tree.root, base_cfg, base_problems, Options(), Context())
+    if base_measured.evaluation is None:
+        return _unmeasured(begun, _invalid(base_problems), tree.sha, compared) or compared
+    enter("compare")
+    head = compared.head
     measures, options = cfg.measures(), cfg.options()
-    base_side = _side(base_out, base, measures, options)
-    head_side = _side(out, head, measures, options)
-    level = R.level_change(base_out.level, out.level)
-    if level is not None and out.rules is not None:
-        out.rules = R.with_loosened(out.rules, level)
-    on_base = _on_base_rankings(base_side, head_side, out)
+    base_side, head_side = _side(base_measured, measures, options), _side(head, measures, options)
+    level = R.level_change(base_measured.level, head.level)
+    rules = compared.rules if level is None else R.with_loosened(compared.rules, level)
+    on_base = _on_base_rankings(base_side, head_side, head.base_gold_rankings)
     on_base_gold = evaluate(base_side.gold, on_base, measures, options)
-    assert out.gold is not None and base_out.gold is not None
-    tags = (base_out.gold.tags(), out.gold.tags())
+    assert head.gold is not None and base_measured.gold is not None
+    tags = (base_measured.gold.tags(), head.gold.tags())
     names, left_out = slice_names(cfg, *tags)
-    if not charge_comparison(cfg, out, (base_side, head_side), on_base_gold, tags, names):
-        return None  # over the resampling budget: a limit problem says so
-    comparison = compare(base_side, head_side, _rule(cfg), out.base.rev, tree.sha, on_base_gold)
+    if not charge_comparison(cfg, begun.problems, book, (base_side, head_side), on_base_gold, tags, names):
+        return dataclasses.replace(compared, rules=rules)  # over the resampling budget: a limit problem says so
+    comparison = compare(base_side, head_side, _rule(cfg), compared.base.rev, tree.sha, on_base_gold)
     bound_views(cfg, comparison, Sides(base_side.gold, base_side.run, head_side.gold, head_side.run), on_base)
     views = compare_slices(base_side.evaluation, head_side.evaluation, on_base_gold, tags, names)
-    out.base = dataclasses.replace(out.base, comparison=comparison, rankings=base_side.run, slice_views=views,
-                                   slices_left_out=left_out)
-    _change_warnings(cfg, out)
-    _vector_trust(cfg, base_cfg, out, base_out)
-    return comparison
+    base = dataclasses.replace(compared.base, comparison=comparison, rankings=base_side.run, slice_views=views,
+                               slices_left_out=tuple(left_out))
+    _change_warnings(cfg, begun.problems, head, base)
+    head, trust = _vector_trust(cfg, base_cfg, begun.problems, head, base_measured)
+    return Compared(rules, base, head, comparison, trust)
 
 
 def _invalid(problems: P.Problems) -> InputError:
@@ -287,24 +320,27 @@ def _invalid(problems: P.Problems) -> InputError:
                       line=first.line if first else None)
 
 
-def _vector_trust(cfg: Config, base_cfg: Config, out: Outcome, base_out: Outcome) -> None:
+def _vector_trust(cfg: Config, base_cfg: Config, problems: P.Problems, head: Measured, base: Measured
+                  ) -> tuple[Measured, VectorTrust | None]:
     """Dense and hybrid: the head's vectors against the base's of the same
-    model (none: every row is supplied, and a `trust` warning says so)."""
-    if out.vectors is None:
-        return
+    model (none: every row is supplied, and a `trust` warning says so); the
+    head with the check in its retrieval's info."""
+    if head.vectors is None:
+        return head, None
     from rag_corpus_check.retrieval.dense.base_identity import vector_trust
     from rag_corpus_check.retrieval.dense.folder import Vectors
 
-    assert isinstance(out.vectors, Vectors)
-
-    same = base_out.vectors is not None and base_cfg.model == cfg.model
-    out.vector_trust = vector_trust(out.vectors, base_out.vectors if same else None)  # type: ignore[arg-type]
+    assert isinstance(head.vectors, Vectors)
+    same = base.vectors is not None and base_cfg.model == cfg.model
+    trust = vector_trust(head.vectors, base.vectors if same else None)  # type: ignore[arg-type]
     if not same:
-        out.problems.add(P.TRUST, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every "
-                         "vector of this PR is taken on trust — review the vectors folder like code (its vectors "
-                         "decide the ranking)", file=out.vectors.documents.index, severity=P.WARNING)
-    if out.retrieval is not None:
-        out.retrieval.info["vectors_check"] = out.vector_trust.to_json()
+        problems.add(P.TRUST, "the base has no vectors of the model `" + safe_text(cfg.model, 100) + "`: every "
+                     "vector of this PR is taken on trust — review the vectors folder like code (its vectors "
+                     "decide the ranking)", file=head.vectors.documents.index, severity=P.WARNING)
+    if head.retrieval is None:
+        return head, trust
+    retrieval = dataclasses.replace(head.retrieval, info={**head.retrieval.info, "vectors_check": trust.to_json()})
+    return dataclasses.replace(head, retrieval=retrieval), trust
 
 
 def _rule(cfg: Config) -> Rule:
@@ -313,33 +349,33 @@ def _rule(cfg: Config) -> Rule:
                 cfg.options())
 
 
-def _on_base_rankings(base: Side, head: Side, out: Outcome) -> dict[str, list[str]]:
+def _on_base_rankings(base: Side, head: Side, by_text: Mapping[str, list[str]] | None) -> dict[str, list[str]]:
     """The head's rankings of the base's questions, to be judged by the base's
     labels: as the base wrote them with the built-in retriever (BM25 ranks
     the base's text, dense the base's vector of it; a question reworded or
     removed in the head is ranked as the base wrote it), else by id (a
     question the head's run lacks has an empty ranking)."""
-    by_text = out.base_gold_rankings or {}
+    by_text = by_text or {}
     return {q: by_text[q] if q in by_text else head.run.get(q, []) for q in base.gold}
 
 
-def _side(out: Outcome, inputs: Inputs, measures: list[Measure], options: MeasureOptions) -> Side:
+def _side(measured: Measured, measures: list[Measure], options: MeasureOptions) -> Side:
     """One revision as the comparison reads it, evaluated with the head's
     measures (a measure only the head's config names is compared too)."""
-    assert out.evaluation is not None and out.gold is not None and out.run is not None
-    assert inputs.corpus is not None
-    grades, rankings = out.gold.grades(), out.run.rankings()
-    return Side(evaluate(grades, rankings, measures, options), grades, rankings, inputs.corpus.fingerprint,
-                inputs.corpus.ids(), {qid: q.text for qid, q in out.gold.queries.items()}, inputs.corpus.parents)
+    gold, run, corpus = measured.gold, measured.run, measured.corpus_read
+    assert measured.evaluation is not None and gold is not None and run is not None and corpus is not None
+    grades, rankings = gold.grades(), run.rankings()
+    return Side(evaluate(grades, rankings, measures, options), grades, rankings, corpus.fingerprint,
+                corpus.ids(), {qid: q.text for qid, q in gold.queries.items()}, corpus.parents)
 
 
-def _change_warnings(cfg: Config, out: Outcome) -> None:
-    assert out.base is not None and out.base.comparison is not None and out.gold is not None
-    comparison = out.base.comparison
-    for kind, (warning, file) in ((P.CONSISTENCY, _relabelled(comparison)), (P.TRUST, _run_rewritten(cfg, out)),
+def _change_warnings(cfg: Config, problems: P.Problems, head: Measured, base: BaseResult) -> None:
+    assert base.comparison is not None and head.gold is not None
+    comparison = base.comparison
+    for kind, (warning, file) in ((P.CONSISTENCY, _relabelled(comparison)), (P.TRUST, _run_rewritten(cfg, head, base)),
                                   (P.CONSISTENCY, _unjudged(cfg, comparison))):
         if warning:
-            out.problems.add(kind, warning, file=file or out.gold.file, severity=P.WARNING)
+            problems.add(kind, warning, file=file or head.gold.file, severity=P.WARNING)
 
 
 def _relabelled(comparison: Comparison) -> tuple[str | None, str | None]:
@@ -351,14 +387,13 @@ def _relabelled(comparison: Comparison) -> tuple[str | None, str | None]:
             "(see the attribution)"), None
 
 
-def _run_rewritten(cfg: Config, out: Outcome) -> tuple[str | None, str | None]:
-    assert out.base is not None
-    if cfg.run is None or out.run is None or not _rankings_changed(out.base.rankings or {}, out.run):
+def _run_rewritten(cfg: Config, head: Measured, base: BaseResult) -> tuple[str | None, str | None]:
+    if cfg.run is None or head.run is None or not _rankings_changed(base.rankings or {}, head.run):
         return None, None
     return ("the committed run's rankings changed in this PR: with `run:` the gate measures the rankings the "
             "pull request supplies, not rankings made from the corpus here, and cannot tell a better retriever's "
             "run from a made-up one — review this file like code, or leave `run:` out so the built-in retriever "
-            "ranks the corpus"), out.run.file
+            "ranks the corpus"), head.run.file
 
 
 def _unjudged(cfg: Config, comparison: Comparison) -> tuple[str | None, str | None]:

@@ -6,28 +6,23 @@ from __future__ import annotations
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate import rules as R
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.outcome import Outcome, decide
-from rag_corpus_check.pipeline.stages import Options, configure, enter, gate, measure
+from rag_corpus_check.pipeline.outcome import Outcome
+from rag_corpus_check.pipeline.stages import Options, configure, enter, head_alone
 
 
 def run_check(root: str, config_path: str, context: Context | None = None,
               options: Options | None = None) -> Outcome:
     """The whole check under ``options``: the tree at ``root`` alone, or with
     ``options.base`` compared and its rules enforced."""
-    options = options or Options()
-    out = Outcome(P.Problems(), context or Context(), advisory=options.advisory,
-                  required_rules=options.required_rules)
-    enter(out, None)
-    cfg = configure(root, config_path, out, options)
-    if cfg is None:
-        return decide(out)
-    if options.base is not None:
+    enter(None)
+    begun = configure(root, config_path, P.Problems(), context or Context(), options or Options())
+    if begun.config is None:
+        return begun.decided()
+    if begun.options.base is not None:
         from rag_corpus_check.base.head_vs_base import (
             check_with_base,  # only with a base: its imports too
         )
 
-        return check_with_base(root, config_path, cfg, out, options)
-    out.rules = R.head_rules(R.NO_BASE, "no base revision was compared")
-    measure(root, cfg, out, options)
-    out.gated = gate(cfg, out)
-    return decide(out, shard=options.shard is not None)
+        return check_with_base(root, config_path, begun)
+    return head_alone(root, begun, R.head_rules(R.NO_BASE, "no base revision was compared"))
+

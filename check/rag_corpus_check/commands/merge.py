@@ -6,6 +6,7 @@ same thresholds and verdict (:func:`outcome.decide`)."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
@@ -19,7 +20,7 @@ from rag_corpus_check.inputs import Gold, GoldQuery
 from rag_corpus_check.metrics.evaluate import QueryResult, by_type_rows, summarize
 from rag_corpus_check.metrics.measures import parse_measure
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.outcome import Gated, Outcome, decide
+from rag_corpus_check.pipeline.outcome import NOT_GATED, Gated, Measured, Outcome, decide
 from rag_corpus_check.report.conventions import conventions_json
 from rag_corpus_check.safe_io import InputError, loads_strict
 
@@ -113,19 +114,17 @@ class _Shards:
 def merge(root: str, config_path: str, paths: list[str], context: Context | None = None,
           advisory: bool = False) -> Outcome:
     problems = P.Problems()
-    out = Outcome(problems, context or Context(), advisory=advisory,
-                  rules=head_rules(NO_BASE, "shards are measured without a base"))
     cfg, _ = load_config(root, config_path, problems)
-    out.config = cfg
+    out = Outcome(problems, context or Context(), config=cfg, advisory=advisory,
+                  rules=head_rules(NO_BASE, "shards are measured without a base"))
     docs = [(safe_text(p, 200), _read(p, problems)) for p in paths]
     if cfg is None or problems.has_errors():
         return decide(out)
     shards = _added(cfg, docs, problems, config_path)
-    out.inputs = dict(shards.inputs or {})
-    out.level = shards.level
+    measured, gated = Measured(level=shards.level, digests=dict(shards.inputs or {})), NOT_GATED
     if not problems.has_errors() and shards.queries:
-        _measured(out, cfg, shards, config_path)
-    return decide(out)
+        measured, gated = _measured(measured, cfg, shards, config_path, problems)
+    return decide(replace(out, measured=measured, gated=gated))
 
 
 def _added(cfg: Config, docs: list, problems: P.Problems, config_path: str) -> _Shards:
@@ -138,26 +137,27 @@ def _added(cfg: Config, docs: list, problems: P.Problems, config_path: str) -> _
     return shards
 
 
-def _measured(out: Outcome, cfg: Config, shards: _Shards, config_path: str) -> None:
+def _measured(measured: Measured, cfg: Config, shards: _Shards, config_path: str, problems: P.Problems
+              ) -> tuple[Measured, Gated]:
     results = [_result(shards.queries[qid]) for qid in sorted(shards.queries, key=natural_key)]  # the order evaluate() lists them in
     evaluation = summarize(results, list(results[0].values))
     if evaluation.counted == 0:
-        out.problems.add(P.CONSISTENCY, "no gold question has a relevant document; there is nothing to measure — "
-                         "label at least one relevant document", file=safe_text(config_path, 200))
-        return
-    out.evaluation = evaluation
+        problems.add(P.CONSISTENCY, "no gold question has a relevant document; there is nothing to measure — "
+                     "label at least one relevant document", file=safe_text(config_path, 200))
+        return measured, NOT_GATED
     intervals = mean_intervals(evaluation)  # from the merged questions: as one check would give them
-    out.irrelevant_by_type = by_type_rows(*shards.by_type)
+    tags = {qid: tuple(q["tags"]) for qid, q in shards.queries.items() if q.get("tags")}
+    gold = Gold(file=cfg.path_display, queries={qid: GoldQuery(qid, None, {}, {}, tags=t) for qid, t in tags.items()})
+    measured = replace(measured, gold=gold, evaluation=evaluation,
+                       irrelevant_by_type=tuple(by_type_rows(*shards.by_type)))
     thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
-    out.gated = Gated(thresholds, slices=_slices(out, cfg, shards, evaluation), intervals=intervals)
+    return measured, Gated(tuple(thresholds), slices=_slices(cfg, tags, evaluation, problems), intervals=intervals)
 
 
-def _slices(out: Outcome, cfg: Config, shards: _Shards, evaluation) -> Slices:
+def _slices(cfg: Config, tags: dict[str, tuple[str, ...]], evaluation, problems: P.Problems) -> Slices:
     """The slices over every shard's questions (their tags are in the shard
     results), gated as in one unsharded run."""
-    tags = {qid: tuple(q["tags"]) for qid, q in shards.queries.items() if q.get("tags")}
-    out.gold = Gold(file=cfg.path_display, queries={qid: GoldQuery(qid, None, {}, {}, tags=t) for qid, t in tags.items()})
-    unknown_slices(cfg, tags, out.problems)
+    unknown_slices(cfg, tags, problems)
     names, left_out = slice_names(cfg, tags)
     return Slices(measure_slices(cfg, evaluation, tags, names, None), left_out)
 

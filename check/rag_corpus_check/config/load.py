@@ -126,8 +126,8 @@ class Config:
     extra_gold: tuple[str, ...] = ()  # the rest of a `gold:` list, merged with the first
     run_order: str = "descending"  # how a scored run's scores order it
     grade_map: dict[int, int] = field(default_factory=dict)  # relevance.map: grade as written -> grade used
-    thresholds: list[Threshold] = field(default_factory=list)
-    reported: list[Measure] = field(default_factory=list)  # `measures:`, reported without a threshold
+    thresholds: tuple[Threshold, ...] = ()
+    reported: tuple[Measure, ...] = ()  # `measures:`, reported without a threshold
     per_question: PerQuestion | None = None  # None only until the config is built (see _thresholds)
     slices: dict[str, SliceRule] = field(default_factory=dict)  # tag -> its rules (`slices:`)
     inactive_labels: str = "warning"
@@ -329,8 +329,8 @@ def _thresholds(cfg: Config, doc: dict, problems: P.Problems) -> tuple[Config, b
               for i, name in enumerate(doc.get("measures", []))]
     per_question = _per_question(cfg, doc, problems)
     slices, slices_ok = _slices(cfg, doc, problems)
-    thresholds = [_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m]
-    cfg = dataclasses.replace(cfg, thresholds=thresholds, reported=list(filter(None, listed)),
+    thresholds = tuple(_threshold(m, doc["thresholds"][name]) for name, m in named.items() if m)
+    cfg = dataclasses.replace(cfg, thresholds=thresholds, reported=tuple(filter(None, listed)),
                               per_question=per_question, slices=slices)
     ok = None not in named.values() and None not in listed and per_question is not None and slices_ok
     return cfg, ok and _few_measures(cfg, doc, problems)

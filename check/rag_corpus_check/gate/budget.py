@@ -25,7 +25,6 @@ stored (corpus, gold files, queries, run, vectors). One unit is a few ns
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -49,6 +48,7 @@ FLOOR = 200_000_000  # units every input may take whatever its size (~2 CPU-s)
 # a question in Python (~12 µs a measure at k <= 50: BOUND units).
 SMALLEST = 64
 BOUND = 500
+MEANS = "the means"  # the stage of the head's means' intervals and bounds (charged once)
 
 
 def units(draws: int, questions: int, columns: int = 1) -> int:
@@ -64,27 +64,16 @@ class Ledger:
     allowed: int
     spent: dict[str, int] = field(default_factory=dict)
     refused: bool = False  # a stage was over the budget (a limit problem): nothing more is resampled
-    means_of: object | None = None  # the evaluation whose means' work is charged (once)
 
     @property
     def total(self) -> int:
         return sum(self.spent.values())
 
 
-def input_bytes(cfg: Config) -> int:
-    """The size on disk of the config's input files (0 for one that cannot be stat'ed)."""
-    total = 0
-    for rel in cfg.input_files:
-        try:
-            total += os.stat(os.path.join(cfg.base_dir, rel)).st_size
-        except (OSError, ValueError):
-            pass
-    return total
-
-
-def allowed(cfg: Config) -> int:
-    """The budget: :data:`FLOOR` plus the per-byte limit per byte of input."""
-    return FLOOR + cfg.limit(LIMIT) * input_bytes(cfg)
+def allowed(cfg: Config, stored: int) -> int:
+    """The budget: :data:`FLOOR` plus the per-byte limit per byte of input
+    (``stored``: every file the config names, as stored: ``safe_io.stored_bytes``)."""
+    return FLOOR + cfg.limit(LIMIT) * stored
 
 
 def bounded(measures) -> int:

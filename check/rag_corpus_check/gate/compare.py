@@ -8,6 +8,7 @@ both evaluations :mod:`base.head_vs_base`'s.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -357,7 +358,7 @@ def unjudged_new_documents(base: Side, head: Side, k: int) -> list[dict]:
     return out
 
 
-def max_drop_failures(thresholds: list[Threshold], cmp_: Comparison) -> dict[Measure, str]:
+def max_drop_failures(thresholds: Sequence[Threshold], cmp_: Comparison) -> dict[Measure, str]:
     """measure → message, for thresholds whose max_drop the head exceeds in
     any view (the paired means: the same questions on both sides)."""
     failed: dict[Measure, list[str]] = {}
@@ -367,7 +368,7 @@ def max_drop_failures(thresholds: list[Threshold], cmp_: Comparison) -> dict[Mea
     return {m: "; ".join(messages) for m, messages in failed.items()}
 
 
-def _view_drops(thresholds: list[Threshold], v: View):
+def _view_drops(thresholds: Sequence[Threshold], v: View):
     drops = {d.measure: -d.delta for d in v.deltas if d.delta is not None}
     for t in thresholds:
         drop = drops.get(t.measure, 0.0)

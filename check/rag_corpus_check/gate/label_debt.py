@@ -28,7 +28,7 @@ then the way to tell a regression from missing labels.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, filterfalse
 from typing import TYPE_CHECKING
@@ -216,7 +216,7 @@ class Explained:
         return f"{self.new_unjudged} new unjudged documents could explain this drop; pool them"
 
 
-def explained_drops(thresholds: list[Threshold], comparison: Comparison) -> list[Explained]:
+def explained_drops(thresholds: Sequence[Threshold], comparison: Comparison) -> list[Explained]:
     """The drops of measures with a threshold, in every view, that judging
     the head's new unjudged top-k documents relevant would bring within the
     threshold's max_drop (0 without one)."""

@@ -15,7 +15,8 @@ limit is not applied at all without one: the base's limit holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rag_corpus_check.config.load import LIMIT_NAMES, Config, PerQuestion, SliceRule, Threshold
@@ -35,8 +36,8 @@ VALIDATION = ("inactive_labels", "missing_queries", "extra_queries")
 @dataclass(frozen=True)
 class Rules:
     source: str  # one of SOURCES
-    changes: list[str] = field(default_factory=list)  # every rule change, loosening or not
-    loosened: list[str] = field(default_factory=list)  # changes that need a rule_change_reason
+    changes: tuple[str, ...] = ()  # every rule change, loosening or not
+    loosened: tuple[str, ...] = ()  # changes that need a rule_change_reason
     override_reason: str | None = None
     why: str | None = None  # head-no-base: why no base rules apply; base: what of them could not be applied
 
@@ -109,7 +110,7 @@ def _layout_changes(base: Layout, head: Layout, configured: str, prefix: str) ->
     return out
 
 
-def _threshold_changes(base: list[Threshold], head: list[Threshold], changes: list[str], loosened: list[str],
+def _threshold_changes(base: Sequence[Threshold], head: Sequence[Threshold], changes: list[str], loosened: list[str],
                        where: str = "") -> None:
     """The changes of a list of thresholds (``where``: the slice's, as a prefix of each message)."""
     bth = {t.measure: t for t in base}
@@ -190,8 +191,8 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
     changes += _limit_changes(base, head)
     reason = head.rule_change_reason
     if reason and reason != base.rule_change_reason:
-        return Rules(OVERRIDE, changes, loosened, reason)
-    return Rules(BASE, changes, loosened)
+        return Rules(OVERRIDE, tuple(changes), tuple(loosened), reason)
+    return Rules(BASE, tuple(changes), tuple(loosened))
 
 
 def _per_question_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:
@@ -221,7 +222,7 @@ def level_change(base_level: str | None, head_level: str | None) -> str | None:
 
 def with_loosened(rules: Rules, message: str) -> Rules:
     """``rules`` with a loosening found after they were decided (see :func:`level_change`)."""
-    return replace(rules, changes=[*rules.changes, message], loosened=[*rules.loosened, message])
+    return replace(rules, changes=(*rules.changes, message), loosened=(*rules.loosened, message))
 
 
 def _convention_changes(base: Config, head: Config) -> list[str]:
@@ -307,7 +308,7 @@ def _conventions(cfg: Config) -> dict[str, Any]:
     return {name: getattr(cfg, name) for name in CONVENTIONS}
 
 
-def merge_thresholds(base: list[Threshold], head: list[Threshold]) -> list[Threshold]:
+def merge_thresholds(base: Sequence[Threshold], head: Sequence[Threshold]) -> tuple[Threshold, ...]:
     """The base's thresholds, each tightened by the head's, plus the head's new ones."""
     merged = {str(t.measure): t for t in base}
     for ht in head:
@@ -317,7 +318,7 @@ def merge_thresholds(base: list[Threshold], head: list[Threshold]) -> list[Thres
             continue
         drops = [d for d in (bt.max_drop, ht.max_drop) if d is not None]
         merged[str(ht.measure)] = Threshold(bt.measure, max(bt.min, ht.min), min(drops) if drops else None)
-    return list(merged.values())
+    return tuple(merged.values())
 
 
 def merge_slices(base: dict[str, SliceRule], head: dict[str, SliceRule]) -> dict[str, SliceRule]:
@@ -331,5 +332,5 @@ def merge_slices(base: dict[str, SliceRule], head: dict[str, SliceRule]) -> dict
 def _tightened(b: SliceRule, h: SliceRule | None) -> SliceRule:
     if h is None:
         return SliceRule(b.thresholds, b.min_questions, None)
-    return SliceRule(tuple(merge_thresholds(list(b.thresholds), list(h.thresholds))),
+    return SliceRule(merge_thresholds(b.thresholds, h.thresholds),
                      min(b.min_questions, h.min_questions), h.line)

@@ -40,6 +40,7 @@ What it can and cannot see:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -125,7 +126,7 @@ class SignificanceResult:
                 "tested": [t.to_json() for t in self.tested], "notes": self.notes()}
 
 
-def significance_gate(alpha: float, thresholds: list[Threshold], comparison: Comparison,
+def significance_gate(alpha: float, thresholds: Sequence[Threshold], comparison: Comparison,
                       base_family: frozenset[Measure] | None = None) -> SignificanceResult:
     """The gate over every gold set compared. ``base_family``: under the
     base's rules, the measures of the base config's thresholds (Holm-corrected
@@ -138,7 +139,7 @@ def significance_gate(alpha: float, thresholds: list[Threshold], comparison: Com
     return out
 
 
-def families(thresholds: list[Threshold], base_family: frozenset[Measure] | None) -> list[tuple[str, list[Measure]]]:
+def families(thresholds: Sequence[Threshold], base_family: frozenset[Measure] | None) -> list[tuple[str, list[Measure]]]:
     """Each family and its measures, in the thresholds' order (empty ones left out)."""
     gated = [t.measure for t in thresholds]
     if base_family is None:

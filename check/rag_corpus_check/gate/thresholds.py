@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ class ThresholdResult:
 
 
 def apply_thresholds(
-    thresholds: list[Threshold],
+    thresholds: Sequence[Threshold],
     means: dict[Measure, float | None],
     drop_failures: dict[Measure, str] | None = None,
     base_gold_means: dict[Measure, float | None] | None = None,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag_corpus_check.core.gitrepo import Checkout, GitError, find_checkout, is_sha
 from rag_corpus_check.core.text import safe_text
@@ -23,7 +23,7 @@ TRUSTED_EVENTS = ("pull_request", "push", "merge_group", "workflow_dispatch", "s
 COMMAND_EVENTS = ("pull_request", "push")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Context:
     """The commit checked and, on GitHub, the event. ``git_error``: the
     checkout exists but git cannot read it (the check then fails closed)."""
@@ -48,14 +48,12 @@ class Context:
 def local_context(root: str, env=os.environ) -> Context:
     """The checkout holding ``root`` (a path as given: under Actions, inside
     the workspace) and its commit."""
-    ctx = Context()
+    checkout = None
     try:
-        ctx.checkout = find_checkout(root, env.get("GITHUB_WORKSPACE") or None)
-        if ctx.checkout is not None:
-            ctx.commit = ctx.checkout.head()
+        checkout = find_checkout(root, env.get("GITHUB_WORKSPACE") or None)
+        return Context(checkout.head() if checkout is not None else None, checkout)
     except GitError as exc:
-        ctx.git_error = exc.message
-    return ctx
+        return Context(checkout=checkout, git_error=exc.message)
 
 
 def logical_path(path: str, env=os.environ) -> str:
@@ -76,30 +74,27 @@ def _same(a: str, b: str) -> bool:
 
 
 def github_context(root: str, env=os.environ) -> Context:
-    ctx = local_context(root, env)
-    ctx.event_name = env.get("GITHUB_EVENT_NAME") or None
+    event = env.get("GITHUB_EVENT_NAME") or None
+    ctx = replace(local_context(root, env), event_name=event)
     if env.get("GITHUB_ACTIONS") != "true":
         return ctx
     sha = env.get("GITHUB_SHA", "")
-    ctx.github_sha = sha if is_sha(sha) else None
-    _repository(ctx, env)
     path = env.get("GITHUB_EVENT_PATH")
-    if path and ctx.event_name in ("pull_request", "pull_request_target"):
-        ctx.event_head_sha = _pr_head(path)
-    return ctx
+    head = _pr_head(path) if path and event in ("pull_request", "pull_request_target") else None
+    server, repository, run_url = _repository(env)
+    return replace(ctx, github_sha=sha if is_sha(sha) else None, event_head_sha=head, server_url=server,
+                   repository=repository, run_url=run_url)
 
 
-def _repository(ctx: Context, env) -> None:
+def _repository(env) -> tuple[str | None, str | None, str | None]:
     """The repository's address and the run's, when they are well formed
     (they become links in the summary)."""
     server = env.get("GITHUB_SERVER_URL", "https://github.com")
     repo = env.get("GITHUB_REPOSITORY", "")
     if not server.startswith("https://") or repo.count("/") != 1 or not all(c.isalnum() or c in "-_./" for c in repo):
-        return
-    ctx.server_url, ctx.repository = server.rstrip("/"), repo
-    run_id = env.get("GITHUB_RUN_ID", "")
-    if run_id.isdigit():
-        ctx.run_url = f"{ctx.server_url}/{repo}/actions/runs/{run_id}"
+        return None, None, None
+    server, run_id = server.rstrip("/"), env.get("GITHUB_RUN_ID", "")
+    return server, repo, f"{server}/{repo}/actions/runs/{run_id}" if run_id.isdigit() else None
 
 
 def _pr_head(path: str) -> str | None:

@@ -1,10 +1,15 @@
-"""What a check found: the typed outcome every reporter reads, and the one
+"""The values the check's stages return — what one tree measured
+(:class:`Measured`), the comparison with a base (:class:`BaseResult`), what
+the rules found (:class:`Gated`), the verdict (:class:`Verdict`) — and the
+:class:`Outcome` made of them at the end, which every reporter reads; the one
 function that decides the verdict and the exit code (:func:`decide`) — for a
-check, a shard, merged shards and ``--advisory`` alike."""
+check, a shard, merged shards and ``--advisory`` alike. Every one is frozen:
+a stage that finds more returns a new value."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -33,12 +38,36 @@ PARTIAL = "partial"  # one shard of a sharded run: valid, measured, not gated
 EXIT_CODES = {PASS: 0, FAIL: 1, INVALID: 2, ERROR: 3, PARTIAL: 0}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Retrieval:
     """How the run was produced when no committed run was scored."""
 
-    info: dict  # type and parameters, as the results file shows them
+    info: Mapping  # type and parameters, as the results file shows them
     command: CommandResult | None = None  # a retriever command's result
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What measuring one tree found (:func:`stages.measure`, the same for
+    the head and the base): the inputs as evaluated, the run, and the
+    evaluation when it stood (no input error)."""
+
+    gold: Gold | None = None
+    run: Run | None = None
+    corpus: Corpus | None = None  # as evaluated (as documents for a chunked corpus evaluated per document)
+    corpus_read: Corpus | None = None  # as read (its fingerprint, ids and parents are the comparison's)
+    evaluation: Evaluation | None = None
+    retrieval: Retrieval | None = None
+    level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
+    irrelevant_by_type: tuple[dict, ...] = ()
+    formats: Mapping[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
+    digests: Mapping[str, str] = field(default_factory=dict)  # display path -> sha256, in reading order
+    base_gold_rankings: Mapping[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
+    base_note: str | None = None  # how the base's questions were ranked (a note of the base's)
+    vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
+
+
+NOT_MEASURED = Measured()
 
 
 @dataclass(frozen=True)
@@ -48,15 +77,15 @@ class BaseResult:
 
     rev: str
     sha: str | None = None
-    notes: list[str] = field(default_factory=list)  # why a comparison is missing or partial
+    notes: tuple[str, ...] = ()  # why a comparison is missing or partial
     comparison: Comparison | None = None
     rankings: dict[str, list[str]] | None = None  # the base's, as evaluated (for `rag-corpus-check pool`)
     slice_views: dict | None = None  # slice -> its base → head views (gate.slices.compare_slices)
-    slices_left_out: list[str] = field(default_factory=list)  # tags of either gold set not reported (gate.slices.slice_names)
+    slices_left_out: tuple[str, ...] = ()  # tags of either gold set not reported (gate.slices.slice_names)
 
     def noted(self, note: str) -> BaseResult:
         """This result with one more note."""
-        return replace(self, notes=[*self.notes, note])
+        return replace(self, notes=(*self.notes, note))
 
 
 @dataclass(frozen=True)
@@ -73,43 +102,83 @@ class Gated:
     """What :func:`stages.gate` (and a merge of shards) found against the
     rules: none of it until the measures stood and the budget allowed."""
 
-    thresholds: list[ThresholdResult] = field(default_factory=list)
+    thresholds: tuple[ThresholdResult, ...] = ()
     per_question: PerQuestionResult | None = None  # with a base compared
     slices: Slices | None = None  # the gold set's tags, measured (gate.slices)
-    intervals: dict[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
+    intervals: Mapping[Measure, Interval | None] = field(default_factory=dict)  # the bootstrap interval of each mean
     debt: Debt | None = None  # the means if every unjudged top-k document were relevant (label_debt)
     significance: SignificanceResult | None = None  # with a base compared and `significance.alpha` set
 
 
 UNDECIDED = Verdict()  # an outcome before :func:`decide` (``validate``: nothing measured)
+NOT_GATED = Gated()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
+    """The whole check, made once from the stages' values; the reporters'
+    view of them (read-only properties)."""
+
     problems: P.Problems
     context: Context = field(default_factory=Context)
-    decision: Verdict = UNDECIDED  # set by :func:`decide` only
-    config: Config | None = None
+    decision: Verdict = UNDECIDED  # made by :func:`decide` only
+    config: Config | None = None  # the config that measured and gated (with a base: as enforced)
     shard: tuple[int, int] | None = None  # --shard I/N: this run measures shard I of N (the caller's option)
-    inputs: dict[str, str] = field(default_factory=dict)  # display path -> sha256, in reading order
-    corpus: Corpus | None = None
-    gold: Gold | None = None
-    run: Run | None = None
-    retrieval: Retrieval | None = None
-    evaluation: Evaluation | None = None
-    irrelevant_by_type: list[dict] = field(default_factory=list)
-    level: str | None = None  # a chunked corpus evaluated per "document" or per "chunk" (chunks.level)
-    formats: dict[str, str] = field(default_factory=dict)  # input (display path) -> the format it was read as
-    gated: Gated = field(default_factory=Gated)  # set once, from stages.gate's value (or a merge's)
+    config_digests: Mapping[str, str] = field(default_factory=dict)  # the config file (display path) -> sha256
+    measured: Measured = NOT_MEASURED
+    gated: Gated = NOT_GATED
     resampling: Ledger | None = None  # the resampling work charged to the budget (gate.budget)
-    base_gold_rankings: dict[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
-    vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
     vector_trust: VectorTrust | None = None  # dense and hybrid, with a base: what the PR supplied
     base: BaseResult | None = None
     advisory: bool = False
     required_rules: tuple[str, ...] = ()  # --require-rules-source: the sources that may gate (empty: any)
     stage: str | None = None  # where an internal error happened
+
+    @property
+    def inputs(self) -> Mapping[str, str]:
+        """Every file read (display path -> sha256), in reading order."""
+        return {**self.config_digests, **self.measured.digests}
+
+    @property
+    def corpus(self) -> Corpus | None:
+        return self.measured.corpus
+
+    @property
+    def gold(self) -> Gold | None:
+        return self.measured.gold
+
+    @property
+    def run(self) -> Run | None:
+        return self.measured.run
+
+    @property
+    def retrieval(self) -> Retrieval | None:
+        return self.measured.retrieval
+
+    @property
+    def evaluation(self) -> Evaluation | None:
+        return self.measured.evaluation
+
+    @property
+    def irrelevant_by_type(self) -> tuple[dict, ...]:
+        return self.measured.irrelevant_by_type
+
+    @property
+    def level(self) -> str | None:
+        return self.measured.level
+
+    @property
+    def formats(self) -> Mapping[str, str]:
+        return self.measured.formats
+
+    @property
+    def base_gold_rankings(self) -> Mapping[str, list[str]] | None:
+        return self.measured.base_gold_rankings
+
+    @property
+    def vectors(self) -> object | None:
+        return self.measured.vectors
 
     @property
     def verdict(self) -> str:
@@ -124,7 +193,7 @@ class Outcome:
         return self.decision.exit_status
 
     @property
-    def thresholds(self) -> list[ThresholdResult]:
+    def thresholds(self) -> tuple[ThresholdResult, ...]:
         return self.gated.thresholds
 
     @property
@@ -136,7 +205,7 @@ class Outcome:
         return self.gated.slices
 
     @property
-    def intervals(self) -> dict[Measure, Interval | None]:
+    def intervals(self) -> Mapping[Measure, Interval | None]:
         return self.gated.intervals
 
     @property
@@ -162,11 +231,8 @@ class Outcome:
 
 
 def decide(out: Outcome, *, shard: bool = False) -> Outcome:
-    """The check's last step: ``out`` with its :func:`verdict_of` (and no
-    stage left: nothing failed inside)."""
-    out.decision = verdict_of(out, shard=shard)
-    out.stage = None
-    return out
+    """The check's last step: ``out`` with its :func:`verdict_of`."""
+    return replace(out, decision=verdict_of(out, shard=shard))
 
 
 def verdict_of(out: Outcome, *, shard: bool = False) -> Verdict:

@@ -4,7 +4,6 @@ gold set's questions."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from rag_corpus_check.config.load import Config
@@ -12,7 +11,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.inputs import Corpus, Gold, Run, RunQuery, Source, read_run, where
 from rag_corpus_check.pipeline.outcome import Retrieval
 from rag_corpus_check.retrieval.protocol import Job, Questions, Ranker, Rankings
-from rag_corpus_check.safe_io import InputError
+from rag_corpus_check.safe_io import InputError, stored_bytes
 
 COMMAND_FILE = "(retriever command output)"
 
@@ -21,7 +20,9 @@ def ranker(cfg: Config, corpus: Source, root: str = ".", max_timeout: float | No
     """The config's ranker for this check; ``max_timeout``: the caller's
     ceiling on the command's timeout."""
     timeout = cfg.command_timeout if max_timeout is None else min(cfg.command_timeout, max_timeout)
-    job = Job(root, corpus.display, corpus.real, stored_bytes(cfg), timeout, _built, _reader(cfg))
+    text = (cfg.corpus, *cfg.gold_files, cfg.queries)  # BM25's work budget is per byte its text is stored in
+    stored = stored_bytes(cfg.base_dir, [rel for rel in text if rel is not None])
+    job = Job(root, corpus.display, corpus.real, stored, timeout, _built, _reader(cfg))
     return cfg.ranker(cfg, job)
 
 
@@ -55,16 +56,6 @@ def _reader(cfg: Config) -> Callable[[str, P.Problems], Run | None]:
             return None
 
     return read
-
-
-def stored_bytes(cfg: Config) -> int | None:
-    """The size on disk of the files BM25's text comes from (corpus, gold
-    files, BEIR queries): its work budget is per byte as stored."""
-    try:
-        return sum(os.stat(os.path.join(cfg.base_dir, rel)).st_size
-                   for rel in (cfg.corpus, *cfg.gold_files, cfg.queries) if rel is not None)
-    except (OSError, ValueError):
-        return None
 
 
 def _gold_where(gold: Gold) -> Callable[[str], tuple[str, int | None]]:

@@ -1,13 +1,17 @@
 """The check's stages: config → inputs → retrieve → evaluate → validate →
-gate, for one tree. :func:`check.run_check` runs them, on both trees with a
-base revision (:mod:`base.head_vs_base`); the verdict is decided in one place
-(:func:`outcome.decide`)."""
+gate, for one tree. Each returns a frozen value (:class:`Begun`,
+:class:`outcome.Measured`, :class:`outcome.Gated`); the problems and the
+resampling budget are passed to the stages that add to them.
+:func:`check.run_check` runs them; with a base revision
+(:mod:`base.head_vs_base`) the same :func:`measure` measures both trees. The
+verdict is decided in one place (:func:`outcome.decide`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,14 +31,31 @@ from rag_corpus_check.metrics.evaluate import (
     irrelevant_top,
 )
 from rag_corpus_check.metrics.measures import Measure
-from rag_corpus_check.pipeline.context import TRUSTED_EVENTS, command_refusal, event_refusal
-from rag_corpus_check.pipeline.outcome import Gated, Outcome
-from rag_corpus_check.pipeline.uncertainty import uncertainty
+from rag_corpus_check.pipeline.context import (
+    TRUSTED_EVENTS,
+    Context,
+    command_refusal,
+    event_refusal,
+)
+from rag_corpus_check.pipeline.outcome import (
+    NOT_GATED,
+    NOT_MEASURED,
+    BaseResult,
+    Gated,
+    Measured,
+    Outcome,
+    Retrieval,
+    decide,
+)
+from rag_corpus_check.pipeline.uncertainty import ledger, uncertainty
 from rag_corpus_check.safe_io import InputError, resolve_input
 
 if TYPE_CHECKING:  # compare only with a base compared, rankings only without a committed run
+    from rag_corpus_check.gate.budget import Ledger
     from rag_corpus_check.gate.compare import Comparison
-    from rag_corpus_check.inputs import Run
+    from rag_corpus_check.gate.rules import Rules
+    from rag_corpus_check.inputs import Corpus, Gold, Run
+    from rag_corpus_check.retrieval.dense import VectorTrust
     from rag_corpus_check.retrieval.protocol import BaseQuestions, Ranker
 
 
@@ -54,28 +75,51 @@ class Options:
     required_rules: tuple[str, ...] = ()  # rules sources that may gate (empty: any); others fail the gate
 
 
-def configure(root: str, config_path: str, out: Outcome, options: Options) -> Config | None:
+@dataclass(frozen=True)
+class Begun:
+    """What the check starts from: the caller's options, where it runs, the
+    config as :func:`configure` read it (None: it cannot be used) and its
+    digest. The problems found on the way are collected into ``problems``
+    (the one collector every stage is given)."""
+
+    problems: P.Problems
+    context: Context
+    options: Options
+    config: Config | None = None
+    digests: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def decided(self, rules: Rules | None = None, measured: Measured = NOT_MEASURED, gated: Gated = NOT_GATED, *,
+                config: Config | None = None, base: BaseResult | None = None, ledger: Ledger | None = None,
+                vector_trust: VectorTrust | None = None) -> Outcome:
+        """The check's outcome made of the stages' values, and its verdict.
+        ``config``: the config that measured (with a base: as enforced)."""
+        options = self.options
+        out = Outcome(self.problems, self.context, config=config or self.config, shard=options.shard,
+                      config_digests=self.digests, measured=measured, gated=gated, resampling=ledger, rules=rules,
+                      vector_trust=vector_trust, base=base, advisory=options.advisory,
+                      required_rules=options.required_rules)
+        return decide(out, shard=options.shard is not None)
+
+
+def configure(root: str, config_path: str, problems: P.Problems, context: Context, options: Options) -> Begun:
     """The stage before any input: the event and the checkout allowed, the
     config read and validated. The caller's options stay in ``options``."""
-    enter(out, "config")
-    if not _may_run(out, options):
-        return None
+    enter("config")
+    begun = Begun(problems, context, options)
+    if not _may_run(problems, context, options):
+        return begun
     cfg_hash = hashlib.sha256()
-    cfg, cfg_real = load_config(root, config_path, out.problems, cfg_hash)
-    if cfg_real:  # read (valid or not): its digest is complete
-        out.inputs[_display(root, cfg_real)] = cfg_hash.hexdigest()
-    out.shard = options.shard
+    cfg, cfg_real = load_config(root, config_path, problems, cfg_hash)
+    digests = {_display(root, cfg_real): cfg_hash.hexdigest()} if cfg_real else {}  # read (valid or not)
     if cfg is not None and options.use_retriever and cfg.run is not None:
         # `retrieve` checks the committed file without its `run:` (a new
         # value: the config as read is never changed by the caller's options).
         cfg = dataclasses.replace(cfg, run=None)
-    out.config = cfg
-    return cfg
+    return dataclasses.replace(begun, config=cfg, digests=digests)
 
 
-def _may_run(out: Outcome, options: Options) -> bool:
+def _may_run(problems: P.Problems, ctx: Context, options: Options) -> bool:
     """The event is allowed and git can read the checkout."""
-    problems, ctx = out.problems, out.context
     refusal = event_refusal(ctx, options.allow_untrusted_event)
     if refusal:
         problems.add(P.CONFIG, refusal)
@@ -88,134 +132,158 @@ def _may_run(out: Outcome, options: Options) -> bool:
     return not problems.has_errors()
 
 
-def measure(root: str, cfg: Config, out: Outcome, options: Options, also_rank: BaseQuestions | None = None) -> Inputs:
-    """load → retrieve → evaluate → validate for one tree. Sets
-    ``out.evaluation`` when it stands (no input error). Returns the inputs.
-    ``also_rank`` (the base's questions) is ranked by the built-in retriever
-    too, into ``out.base_gold_rankings``."""
+def measure(root: str, cfg: Config, problems: P.Problems, options: Options, context: Context,
+            also_rank: BaseQuestions | None = None) -> Measured:
+    """load → retrieve → evaluate → validate for one tree (the head's, or
+    the base's with its own problems): what it found, with the evaluation
+    when it stands (no input error). ``also_rank`` (the base's questions) is
+    ranked by the built-in retriever too (``base_gold_rankings``)."""
     if (cfg.run is None and cfg.ranker.runs_command
-            and (refusal := command_refusal(out.context, options.allow_command))):
-        out.problems.add(P.CONFIG, refusal, file=cfg.path_display)
-        return Inputs()
-    enter(out, "load")
-    sources = input_sources(root, cfg, out.problems)
+            and (refusal := command_refusal(context, options.allow_command))):
+        problems.add(P.CONFIG, refusal, file=cfg.path_display)
+        return NOT_MEASURED
+    enter("load")
+    sources = input_sources(root, cfg, problems)
     if sources is None:
-        return Inputs()
+        return NOT_MEASURED
     retriever = None
     if cfg.run is None:
         from rag_corpus_check.pipeline.rankings import ranker
 
         retriever = ranker(cfg, sources["corpus"], root, options.retriever_timeout)
-    inputs = _read(cfg, out, sources, retriever)
-    _measure_inputs(cfg, out, inputs, retriever, options, also_rank)
-    return inputs
+    formats = {source.display: source.shown_format for source in sources.values()}
+    inputs = read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, problems,
+                         on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
+                         hook=retriever.hook() if retriever else None, analyzer=cfg.bm25.analyzer())
+    return _measured(cfg, problems, inputs, retriever, options, also_rank, formats)
 
 
-def _read(cfg: Config, out: Outcome, sources: dict[str, Source], retriever: Ranker[Run] | None) -> Inputs:
-    """The inputs read (the corpus when first asked for, unless the retriever indexes it now)."""
-    out.formats = {source.display: source.shown_format for source in sources.values()}
-    return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
-                       on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
-                       hook=retriever.hook() if retriever else None, analyzer=cfg.bm25.analyzer())
+@dataclass(frozen=True)
+class Ranked:
+    """The run to evaluate: the committed one, or the retriever's (and how it was made)."""
+
+    run: Run | None
+    retrieval: Retrieval | None = None
+    vectors: object | None = None
+    digests: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the vectors read
+    base_gold_rankings: Mapping[str, list[str]] | None = None
+    base_note: str | None = None
 
 
-def _measure_inputs(cfg: Config, out: Outcome, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
-                    also_rank: BaseQuestions | None = None) -> None:
+def _measured(cfg: Config, problems: P.Problems, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
+              also_rank: BaseQuestions | None, formats: Mapping[str, str]) -> Measured:
     """retrieve → evaluate → validate. The measures need no corpus: a
     committed run is evaluated before the corpus is first asked for. A run
     still to be made is made only when the checks that need none found no error
     (:func:`cross_file.check_labels`): a retrieval can take minutes."""
-    out.gold, out.run = inputs.gold, inputs.run
-    if out.gold is not None:
-        duplicate_questions(out.gold, out.problems)
-        unknown_slices(cfg, out.gold.tags(), out.problems)  # before a shard keeps some questions
-    if out.gold is not None and options.shard:
-        _keep_shard(out, options.shard)
-    if retriever is not None and _labels_hold(cfg, out, inputs):
-        _retrieve(out, inputs, retriever, also_rank)
-    _drop_identical(cfg, out)
-    evaluated = _evaluate(cfg, out) if _evaluable(out) else None
-    enter(out, "load")
-    out.corpus = inputs.corpus
-    out.inputs.update(inputs.digests)
-    if evaluated is not None and _readable(out, out.corpus):
-        evaluation, irrelevant = _chunked(cfg, out, evaluated)
-        _validate(cfg, out, evaluation, irrelevant, labels_checked=retriever is not None)
+    gold = inputs.gold
+    if gold is not None:
+        duplicate_questions(gold, problems)
+        unknown_slices(cfg, gold.tags(), problems)  # before a shard keeps some questions
+        if options.shard:
+            _keep_shard(gold, inputs.run, options.shard)
+    ranked = Ranked(inputs.run)
+    if retriever is not None and _labels_hold(cfg, problems, inputs.corpus, gold):
+        ranked = _retrieve(problems, inputs.corpus, gold, retriever, also_rank)
+    ranked = _drop_identical(cfg, ranked)
+    evaluated = _evaluate(cfg, gold, ranked.run) if _evaluable(problems, gold, ranked.run) else None
+    enter("load")
+    corpus = inputs.corpus  # read now, if not yet: after the measures, which need none
+    measured = Measured(gold, ranked.run, corpus, corpus_read=corpus, retrieval=ranked.retrieval, formats=formats,
+                        digests={**ranked.digests, **inputs.digests}, base_gold_rankings=ranked.base_gold_rankings,
+                        base_note=ranked.base_note, vectors=ranked.vectors)
+    if evaluated is None or not _readable(problems, corpus, gold):
+        return measured
+    measured, evaluated = _chunked(cfg, problems, measured, ranked, evaluated)
+    return _validate(cfg, problems, measured, evaluated, options, labels_checked=retriever is not None)
 
 
-def _drop_identical(cfg: Config, out: Outcome) -> None:
+def _drop_identical(cfg: Config, ranked: Ranked) -> Ranked:
     """`metrics.ignore_identical_ids` (BEIR): each question's own id out of
     its ranking, and out of the base's questions ranked on this tree."""
-    if cfg.ignore_identical_ids and out.run is not None:
-        out.run.drop_identical()
-        rankings = out.base_gold_rankings or {}
-        out.base_gold_rankings = {q: without_own_id(q, r) for q, r in rankings.items()} or out.base_gold_rankings
+    if not cfg.ignore_identical_ids or ranked.run is None:
+        return ranked
+    ranked.run.drop_identical()
+    rankings = ranked.base_gold_rankings or {}
+    return dataclasses.replace(ranked, base_gold_rankings={q: without_own_id(q, r) for q, r in rankings.items()}
+                               or ranked.base_gold_rankings)
 
 
-def _evaluable(out: Outcome) -> bool:
+def _evaluable(problems: P.Problems, gold: Gold | None, run: Run | None) -> bool:
     """A gold set and a run, read without an error: the measures can be taken."""
-    return out.gold is not None and out.run is not None and not out.problems.has_errors()
+    return gold is not None and run is not None and not problems.has_errors()
 
 
-def _labels_hold(cfg: Config, out: Outcome, inputs: Inputs) -> bool:
+def _labels_hold(cfg: Config, problems: P.Problems, corpus: Corpus | None, gold: Gold | None) -> bool:
     """The cross-file checks that need no ranking, before it is made; whether
     the ranking is worth making."""
-    if not _readable(out, inputs.corpus):
+    if not _readable(problems, corpus, gold):
         return False
-    assert inputs.corpus is not None and out.gold is not None
-    enter(out, "validate")
-    check_labels(cfg, inputs.corpus, out.gold, out.problems)
-    return not out.problems.has_errors()
+    assert corpus is not None and gold is not None
+    enter("validate")
+    check_labels(cfg, corpus, gold, problems)
+    return not problems.has_errors()
 
 
-def _retrieve(out: Outcome, inputs: Inputs, retriever: Ranker[Run], also_rank: BaseQuestions | None) -> None:
+def _retrieve(problems: P.Problems, corpus: Corpus | None, gold: Gold | None, retriever: Ranker[Run],
+              also_rank: BaseQuestions | None) -> Ranked:
     """The run, from the built-in retriever or the team's command; with a
     base, its questions ranked too (how, in a note of the base's)."""
-    if _readable(out, inputs.corpus):
-        assert out.gold is not None
-        enter(out, "retrieve")
-        from rag_corpus_check.pipeline.rankings import rank
+    assert gold is not None
+    enter("retrieve")
+    from rag_corpus_check.pipeline.rankings import rank
 
-        out.run, out.retrieval = rank(retriever, out.gold, out.problems, inputs.corpus)
-        vectors = out.vectors = retriever.vectors
-        out.inputs.update(vectors.digests if vectors is not None else {})
-        if also_rank is not None and out.run is not None:
-            out.base_gold_rankings = retriever.rank_base(also_rank, out.problems)
-            if also_rank.note and out.base is not None:
-                out.base = out.base.noted(also_rank.note)
+    run, retrieval = rank(retriever, gold, problems, corpus)
+    vectors = retriever.vectors
+    ranked = Ranked(run, retrieval, vectors, vectors.digests if vectors is not None else {})
+    if also_rank is None or run is None:
+        return ranked
+    base = retriever.rank_base(also_rank, problems)
+    return dataclasses.replace(ranked, base_gold_rankings=base.rankings, base_note=base.note or None)
 
 
-def _chunked(cfg: Config, out: Outcome, evaluated):
+Evaluated = tuple[Evaluation, tuple[list[str], list[bool]]]
+
+
+def _chunked(cfg: Config, problems: P.Problems, measured: Measured, ranked: Ranked, evaluated: Evaluated
+             ) -> tuple[Measured, Evaluated]:
     """For a chunked corpus whose gold set labels documents: the corpus and
     the run as documents (:mod:`chunks`), evaluated anew."""
-    assert out.corpus is not None and out.gold is not None and out.run is not None
-    out.level = chunks.level(out.corpus, out.gold)
-    if out.level != chunks.DOCUMENT:
-        return evaluated
-    parents = out.corpus.parents
-    out.corpus, out.run = chunks.as_documents(out.corpus, out.gold, out.run, out.problems)
-    if out.base_gold_rankings is not None:
-        out.base_gold_rankings = {q: chunks.as_document_ranking(parents, r) for q, r in out.base_gold_rankings.items()}
-    _drop_identical(cfg, out)
-    return _evaluate(cfg, out)
+    corpus, gold, run = measured.corpus, measured.gold, measured.run
+    assert corpus is not None and gold is not None and run is not None
+    level = chunks.level(corpus, gold)
+    if level != chunks.DOCUMENT:
+        return dataclasses.replace(measured, level=level), evaluated
+    parents = corpus.parents
+    corpus, run = chunks.as_documents(corpus, gold, run, problems)
+    rankings = ranked.base_gold_rankings
+    if rankings is not None:
+        rankings = {q: chunks.as_document_ranking(parents, r) for q, r in rankings.items()}
+    ranked = _drop_identical(cfg, dataclasses.replace(ranked, run=run, base_gold_rankings=rankings))
+    measured = dataclasses.replace(measured, corpus=corpus, run=ranked.run, level=level,
+                                   base_gold_rankings=ranked.base_gold_rankings)
+    return measured, _evaluate(cfg, gold, ranked.run)
 
 
-def _readable(out: Outcome, corpus) -> bool:
+def _readable(problems: P.Problems, corpus: Corpus | None, gold: Gold | None) -> bool:
     """Every file read, none with an error: cross-file checks over partly
     read files would only add noise."""
-    return corpus is not None and out.gold is not None and not out.problems.has_errors()
+    return corpus is not None and gold is not None and not problems.has_errors()
 
 
-def _validate(cfg: Config, out: Outcome, evaluation: Evaluation, irrelevant: tuple[list[str], list[bool]],
-              labels_checked: bool) -> None:
+def _validate(cfg: Config, problems: P.Problems, measured: Measured, evaluated: Evaluated, options: Options,
+              labels_checked: bool) -> Measured:
     """The cross-file checks (those :func:`_labels_hold` made, not again);
     the evaluation stands when they find no error."""
-    assert out.corpus is not None and out.gold is not None and out.run is not None
-    enter(out, "validate")
-    cross_check(cfg, out.corpus, out.gold, out.run, out.problems, labels_checked)
-    if not out.problems.has_errors() and _countable(cfg, out, evaluation):
-        out.evaluation = evaluation
-        out.irrelevant_by_type = irrelevant_by_type(*irrelevant, out.corpus)
+    corpus, gold, run = measured.corpus, measured.gold, measured.run
+    assert corpus is not None and gold is not None and run is not None
+    enter("validate")
+    cross_check(cfg, corpus, gold, run, problems, labels_checked)
+    evaluation, irrelevant = evaluated
+    if problems.has_errors() or not _countable(cfg, problems, gold, evaluation, options):
+        return measured
+    return dataclasses.replace(measured, evaluation=evaluation,
+                               irrelevant_by_type=tuple(irrelevant_by_type(*irrelevant, corpus)))
 
 
 def input_sources(root: str, cfg: Config, problems: P.Problems) -> dict[str, Source] | None:
@@ -269,76 +337,85 @@ def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problem
     return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order)
 
 
-def _keep_shard(out: Outcome, shard: tuple[int, int]) -> None:
-    assert out.gold is not None
-    out.gold.queries = {q: v for q, v in out.gold.queries.items() if in_shard(q, shard)}
-    if out.run is not None:
-        out.run.only(q for q in out.run.queries if in_shard(q, shard))
+def _keep_shard(gold: Gold, run: Run | None, shard: tuple[int, int]) -> None:
+    gold.queries = {q: v for q, v in gold.queries.items() if in_shard(q, shard)}
+    if run is not None:
+        run.only(q for q in run.queries if in_shard(q, shard))
 
 
-def _evaluate(cfg: Config, out: Outcome) -> tuple[Evaluation, tuple[list[str], list[bool]]]:
+def _evaluate(cfg: Config, gold: Gold | None, run: Run | None) -> Evaluated:
     """The measures (they need no corpus) and what the by-type table needs."""
-    assert out.gold is not None and out.run is not None
-    enter(out, "evaluate")
-    grades, rankings = out.gold.grades(), out.run.rankings()
+    assert gold is not None and run is not None
+    enter("evaluate")
+    grades, rankings = gold.grades(), run.rankings()
     irrelevant = irrelevant_top(grades, rankings, cfg.k, cfg.min_grade)
     return evaluate(grades, rankings, cfg.measures(), cfg.options()), irrelevant
 
 
-def _countable(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
+def _countable(cfg: Config, problems: P.Problems, gold: Gold, evaluation: Evaluation, options: Options) -> bool:
     """An evaluation with something to gate on (a shard may hold no counted
     question: the merge checks), and a warning when there is no threshold."""
-    assert out.gold is not None
-    if evaluation.counted == 0 and not out.shard:
-        out.problems.add(
+    if evaluation.counted == 0 and not options.shard:
+        problems.add(
             P.CONSISTENCY,
             f"no gold question has a relevant document (grade ≥ {cfg.min_grade}); there is nothing to "
-            "measure — label at least one relevant document", file=out.gold.file,
+            "measure — label at least one relevant document", file=gold.file,
         )
         return False
     if not cfg.thresholds:
-        out.problems.add(
+        problems.add(
             P.TRUST, "no thresholds are set, so the gate cannot fail; add e.g. `thresholds: "
             f"{{{Measure('nDCG', cfg.k)}: 0.7}}`", file=cfg.path_display, severity=P.WARNING,
         )
     return True
 
 
-def gate(cfg: Config, out: Outcome, comparison: Comparison | None = None,
+def gate(cfg: Config, measured: Measured, problems: P.Problems, ledger: Ledger | None,
+         comparison: Comparison | None = None, base: BaseResult | None = None,
          base_family: frozenset[Measure] | None = None) -> Gated:
     """The thresholds against the means; with a base compared, also against
     the head's means judged by the base's gold set, the max_drops against
     the paired means of each gold set, and the per-question rule
     (``base_family``: the significance gate's, see :mod:`gate.significance`).
-    Nothing after a stage over the resampling budget (a limit problem).
-    Reads the measured ``out``; writes only its resampling budget and problems."""
-    if out.evaluation is None or (out.resampling is not None and out.resampling.refused):
-        return Gated()
-    slices = _slices(cfg, out)
-    sure = uncertainty(cfg, out, comparison, base_family)
+    Nothing without an evaluation or after a stage over the resampling
+    budget (a limit problem). Charges the ``ledger``; adds to ``problems``."""
+    evaluation = measured.evaluation
+    if evaluation is None or ledger is None or ledger.refused:
+        return NOT_GATED
+    slices = _slices(cfg, measured, base)
+    sure = uncertainty(cfg, measured, problems, ledger, comparison, base_family)
     if comparison is None:
-        thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means)
-        return Gated(thresholds, None, slices, sure.intervals, sure.debt, sure.significance)
+        thresholds = apply_thresholds(cfg.thresholds, evaluation.means)
+        return Gated(tuple(thresholds), None, slices, sure.intervals, sure.debt, sure.significance)
 
     from rag_corpus_check.gate.compare import max_drop_failures  # only with a base compared
 
     base_means = {d.measure: d.head for d in comparison.base_gold.deltas} if comparison.base_gold else None
-    thresholds = apply_thresholds(cfg.thresholds, out.evaluation.means, max_drop_failures(cfg.thresholds, comparison),
+    thresholds = apply_thresholds(cfg.thresholds, evaluation.means, max_drop_failures(cfg.thresholds, comparison),
                                   base_means)
     per_question = (PerQuestionResult(cfg.per_question, {v.gold: v.over_limit for v in comparison.views})
                     if cfg.per_question is not None else None)
-    return Gated(thresholds, per_question, slices, sure.intervals, sure.debt, sure.significance)
+    return Gated(tuple(thresholds), per_question, slices, sure.intervals, sure.debt, sure.significance)
 
 
-def _slices(cfg: Config, out: Outcome) -> Slices:
+def head_alone(root: str, begun: Begun, rules: Rules, base: BaseResult | None = None) -> Outcome:
+    """The head measured and gated on ``rules``, with nothing compared."""
+    cfg = begun.config
+    assert cfg is not None
+    measured = measure(root, cfg, begun.problems, begun.options, begun.context)
+    book = ledger(cfg, measured)
+    return begun.decided(rules, measured, gate(cfg, measured, begun.problems, book), base=base, ledger=book)
+
+
+def _slices(cfg: Config, measured: Measured, base: BaseResult | None) -> Slices:
     """Every slice measured (and compared, when the base was) and gated."""
-    assert out.evaluation is not None and out.gold is not None
-    tags = out.gold.tags()
-    if out.base is not None and out.base.slice_views is not None:
-        views = out.base.slice_views
-        return Slices(measure_slices(cfg, out.evaluation, tags, list(views), views), out.base.slices_left_out)
+    assert measured.evaluation is not None and measured.gold is not None
+    tags = measured.gold.tags()
+    if base is not None and base.slice_views is not None:
+        views = base.slice_views
+        return Slices(measure_slices(cfg, measured.evaluation, tags, list(views), views), list(base.slices_left_out))
     names, left_out = slice_names(cfg, tags)
-    return Slices(measure_slices(cfg, out.evaluation, tags, names, None), left_out)
+    return Slices(measure_slices(cfg, measured.evaluation, tags, names, None), left_out)
 
 
 def in_shard(query_id: str, shard: tuple[int, int]) -> bool:
@@ -352,10 +429,8 @@ def in_shard(query_id: str, shard: tuple[int, int]) -> bool:
 _LAST_STAGE: list[str | None] = [None]
 
 
-def enter(out: Outcome, stage: str | None) -> None:
-    """Record the stage on the outcome and for the CLI's internal-error
-    message (an exception leaves the outcome behind)."""
-    out.stage = stage
+def enter(stage: str | None) -> None:
+    """Record the stage for the CLI's internal-error message."""
     _LAST_STAGE[0] = stage
 
 

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config
+from rag_corpus_check.core import problems as P
 from rag_corpus_check.gate import budget
 from rag_corpus_check.gate.bootstrap import mean_intervals
 from rag_corpus_check.gate.label_debt import Scale, Sides, head_debt, view_bounds
-from rag_corpus_check.pipeline.outcome import Outcome
+from rag_corpus_check.pipeline.outcome import Measured
+from rag_corpus_check.safe_io import stored_bytes
 
 if TYPE_CHECKING:
     from rag_corpus_check.gate.bootstrap import Interval
@@ -41,19 +43,20 @@ class Uncertainty:
     significance: SignificanceResult | None = None
 
 
-def uncertainty(cfg: Config, out: Outcome, comparison: Comparison | None = None,
-                base_family: frozenset[Measure] | None = None) -> Uncertainty:
+def uncertainty(cfg: Config, measured: Measured, problems: P.Problems, ledger: budget.Ledger,
+                comparison: Comparison | None = None, base_family: frozenset[Measure] | None = None) -> Uncertainty:
     """The means' intervals and bounds of the evaluation that stood, and
     the paired test's gate (with a base and `significance.alpha`;
     ``base_family``: under the base's rules, the measures of the base's
     thresholds, see :mod:`gate.significance`). Only the resampling budget
     and the problems are written to."""
-    if out.evaluation is None or out.gold is None or out.run is None:
+    evaluation, gold, run = measured.evaluation, measured.gold, measured.run
+    if evaluation is None or gold is None or run is None:
         return Uncertainty()
-    if not charge_head(cfg, out, out.evaluation):
+    if not charge_head(cfg, problems, ledger, evaluation):
         return Uncertainty()
-    intervals = mean_intervals(out.evaluation)
-    debt = head_debt(out.gold.grades(), out.run.rankings(), out.evaluation, scale(cfg))
+    intervals = mean_intervals(evaluation)
+    debt = head_debt(gold.grades(), run.rankings(), evaluation, scale(cfg))
     if comparison is None or cfg.significance is None:
         return Uncertainty(intervals, debt)
     from rag_corpus_check.gate.significance import significance_gate
@@ -72,26 +75,24 @@ def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: 
                                                 known=base.head_gold), scale(cfg))
 
 
-def ledger(cfg: Config, out: Outcome) -> budget.Ledger:
-    """The outcome's resampling budget, opened with the config's."""
-    if out.resampling is None:
-        out.resampling = budget.Ledger(budget.allowed(cfg))
-    return out.resampling
+def ledger(cfg: Config, measured: Measured) -> budget.Ledger | None:
+    """The check's resampling budget, opened with the config's once the
+    measures stand (None: nothing to resample)."""
+    if measured.evaluation is None:
+        return None
+    return budget.Ledger(budget.allowed(cfg, stored_bytes(cfg.base_dir, cfg.input_files) or 0))  # just read: stat works
 
 
-def charge_head(cfg: Config, out: Outcome, evaluation: Evaluation) -> bool:
-    """Charge the means' intervals and bounds of ``evaluation`` (once);
+def charge_head(cfg: Config, problems: P.Problems, book: budget.Ledger, evaluation: Evaluation) -> bool:
+    """Charge the means' intervals and bounds of the check's ``evaluation``
+    (once: with a base they are charged before the base is measured);
     False (a ``limit`` problem) over the budget."""
-    book = ledger(cfg, out)
-    if book.means_of is evaluation:
+    if budget.MEANS in book.spent:
         return True
-    if not budget.charge(cfg, book, out.problems, "the means", budget.head_work(evaluation)):
-        return False
-    book.means_of = evaluation
-    return True
+    return budget.charge(cfg, book, problems, budget.MEANS, budget.head_work(evaluation))
 
 
-def charge_comparison(cfg: Config, out: Outcome, sides: tuple[Side, Side], on_base_gold: Evaluation,
+def charge_comparison(cfg: Config, problems: P.Problems, book: budget.Ledger, sides: tuple[Side, Side], on_base_gold: Evaluation,
                       tags: tuple[Tags, Tags], names: list[str]) -> bool:
     """Charge the whole comparison before any of it is taken: every gold
     set's paired tests, intervals and bounds (:func:`budget.comparison_work`)
@@ -101,6 +102,5 @@ def charge_comparison(cfg: Config, out: Outcome, sides: tuple[Side, Side], on_ba
     base, head = sides
     whole = budget.comparison_work(base.evaluation, head.evaluation, on_base_gold)
     parts = slices_work(base.evaluation, head.evaluation, on_base_gold, tags, names)
-    problems, book = out.problems, ledger(cfg, out)
     return (budget.charge(cfg, book, problems, "the comparison with the base", whole)
             and budget.charge(cfg, book, problems, "the slices' paired tests", parts))

@@ -9,13 +9,15 @@ numpy is imported only for a vectors folder."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.inputs import Inputs, chunks, read_inputs
+from rag_corpus_check.inputs import Gold, Run, chunks, read_inputs
 from rag_corpus_check.inputs.cross_file import check_labels, cross_check
 from rag_corpus_check.inputs.question_texts import duplicate_questions
 from rag_corpus_check.pipeline.context import Context
-from rag_corpus_check.pipeline.outcome import Outcome
+from rag_corpus_check.pipeline.outcome import NOT_MEASURED, Measured, Outcome
 from rag_corpus_check.pipeline.rankings import _corpus_where as corpus_where
 from rag_corpus_check.pipeline.rankings import _gold_where as gold_where
 from rag_corpus_check.pipeline.rankings import _questions as questions_of
@@ -25,26 +27,35 @@ from rag_corpus_check.retrieval.protocol import Questions
 
 def validate(root: str, config_path: str) -> Outcome:
     """The config and the inputs validated; ``problems`` says what is wrong
-    (no evaluation: nothing was measured)."""
-    out = Outcome(P.Problems(), Context())
-    enter(out, None)
-    cfg = configure(root, config_path, out, Options())
-    if cfg is not None:
-        dense = _dense(cfg, root)
-        _check(cfg, out, _read(root, cfg, out, dense), dense)
-    enter(out, None)
-    return out
+    (no evaluation, no verdict: nothing was measured)."""
+    enter(None)
+    begun = configure(root, config_path, P.Problems(), Context(), Options())
+    measured = NOT_MEASURED
+    if begun.config is not None:
+        measured = _validated(root, begun.config, begun.problems)
+    enter(None)
+    return Outcome(begun.problems, begun.context, config=begun.config, config_digests=begun.digests,
+                   measured=measured)
 
 
-def _read(root: str, cfg: Config, out: Outcome, dense) -> Inputs:
-    enter(out, "load")
-    sources = input_sources(root, cfg, out.problems)
+def _validated(root: str, cfg: Config, problems: P.Problems) -> Measured:
+    """Every input read and checked as a full check would, nothing ranked."""
+    dense = _dense(cfg, root)
+    enter("load")
+    sources = input_sources(root, cfg, problems)
     if sources is None:
-        return Inputs()
-    out.formats = {source.display: source.shown_format for source in sources.values()}
-    return read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, out.problems,
-                       on_doc=dense.add if dense is not None else None, queries=sources.get("queries"),
-                       analyzer=cfg.bm25.analyzer())
+        return NOT_MEASURED
+    formats = {source.display: source.shown_format for source in sources.values()}
+    inputs = read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, problems,
+                         on_doc=dense.add if dense is not None else None, queries=sources.get("queries"),
+                         analyzer=cfg.bm25.analyzer())
+    if inputs.gold is not None:
+        duplicate_questions(inputs.gold, problems)
+    corpus = inputs.corpus if _clean(problems, inputs.gold) else None  # read when first asked for
+    read = Measured(inputs.gold, inputs.run, formats=formats, digests=inputs.digests)
+    if corpus is None or not _clean(problems, inputs.gold):
+        return read
+    return dataclasses.replace(read, corpus=corpus, corpus_read=corpus, vectors=_cross_checks(cfg, problems, read, corpus, dense))
 
 
 def _dense(cfg: Config, root: str):
@@ -55,49 +66,35 @@ def _dense(cfg: Config, root: str):
     return DenseRanker(cfg, root)
 
 
-def _check(cfg: Config, out: Outcome, inputs: Inputs, dense) -> None:
-    """The checks a full check makes before and after its ranking, the
-    ranking aside."""
-    out.gold, out.run = inputs.gold, inputs.run
-    if out.gold is not None:
-        duplicate_questions(out.gold, out.problems)
-    corpus = inputs.corpus if _clean(out) else None
-    out.inputs.update(inputs.digests)
-    if corpus is not None and _clean(out):
-        _cross_checks(cfg, out, corpus, dense)
+def _cross_checks(cfg: Config, problems: P.Problems, read: Measured, corpus, dense) -> object | None:
+    """The labels against the corpus, then the committed run and the
+    vectors; the vectors read when they are current."""
+    assert read.gold is not None
+    enter("validate")
+    check_labels(cfg, corpus, read.gold, problems)
+    if read.run is not None and _clean(problems, read.gold):
+        _run(cfg, problems, corpus, read.gold, read.run)
+    if dense is not None and _clean(problems, read.gold):
+        return _vectors(problems, read.gold, dense, corpus)
+    return None
 
 
-def _cross_checks(cfg: Config, out: Outcome, corpus, dense) -> None:
-    """The labels against the corpus, then the committed run and the vectors."""
-    assert out.gold is not None
-    enter(out, "validate")
-    out.corpus = corpus
-    check_labels(cfg, corpus, out.gold, out.problems)
-    if out.run is not None and _clean(out):
-        _run(cfg, out)
-    if dense is not None and _clean(out):
-        _vectors(out, dense, corpus)
-
-
-def _clean(out: Outcome) -> bool:
+def _clean(problems: P.Problems, gold: Gold | None) -> bool:
     """A gold set read, and no error so far."""
-    return out.gold is not None and not out.problems.has_errors()
+    return gold is not None and not problems.has_errors()
 
 
-def _run(cfg: Config, out: Outcome) -> None:
+def _run(cfg: Config, problems: P.Problems, corpus, gold: Gold, run: Run) -> None:
     """A committed run against the corpus (as documents for a chunked corpus
     whose gold set labels documents, as the full check compares it)."""
-    corpus, gold, run = out.corpus, out.gold, out.run
-    assert corpus is not None and gold is not None and run is not None
     if chunks.level(corpus, gold) == chunks.DOCUMENT:
-        corpus, run = chunks.as_documents(corpus, gold, run, out.problems)
-    cross_check(cfg, corpus, gold, run, out.problems, labels_checked=True)
+        corpus, run = chunks.as_documents(corpus, gold, run, problems)
+    cross_check(cfg, corpus, gold, run, problems, labels_checked=True)
 
 
-def _vectors(out: Outcome, dense, corpus) -> None:
+def _vectors(problems: P.Problems, gold: Gold, dense, corpus) -> object | None:
     """The vectors folder read and fresh for every served record and question."""
-    assert out.gold is not None
-    questions = questions_of(out.gold, out.problems)
-    if questions is not None and dense.check(Questions(questions, gold_where(out.gold)), corpus_where(corpus),
-                                            out.problems):
-        out.vectors = dense.vectors
+    questions = questions_of(gold, problems)
+    if questions is not None and dense.check(Questions(questions, gold_where(gold)), corpus_where(corpus), problems):
+        return dense.vectors
+    return None

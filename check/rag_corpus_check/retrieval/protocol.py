@@ -12,7 +12,7 @@ questions (:meth:`Ranker.rank`) and, with a base, the base's questions too
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -74,17 +74,26 @@ class Questions:
     where: Where
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaseQuestions:
     """The base's questions, for the head's ranker to rank too (the view
     judged by the base's gold set): id → text as the base wrote it. For
     dense and hybrid, ``vectors`` is the base's vectors folder read
     (``dense.folder.Vectors``) when it holds the head's model, else None and
-    ``why`` says why; ranking them sets ``note``: how the view was ranked."""
+    ``why`` says why."""
 
-    texts: dict[str, str]
+    texts: Mapping[str, str]
     vectors: object | None = None
     why: str | None = None
+
+
+@dataclass(frozen=True)
+class BaseRanked:
+    """The base's questions ranked on this corpus (None: ranked by id, or
+    the work budget ran out: a problem says so), and how (a note of the
+    base's: which vectors dense and hybrid ranked them with)."""
+
+    rankings: Rankings | None = None
     note: str | None = None
 
 
@@ -130,17 +139,23 @@ class Ranker(Generic[R]):
         a corpus record's file and line, for messages."""
         raise NotImplementedError
 
-    def rank_base(self, base: BaseQuestions, problems: P.Problems) -> Rankings | None:
-        """The base's questions on this corpus, after :meth:`rank`; None when
-        they are ranked by id, or when the work budget runs out (a problem)."""
+    def rank_base(self, base: BaseQuestions, problems: P.Problems) -> BaseRanked:
+        """The base's questions on this corpus, after :meth:`rank` (none
+        when they are ranked by id, or when the work budget runs out: a
+        problem), and :meth:`base_note`."""
         try:
-            return self._rank_base(base)
+            rankings = self._rank_base(base)
         except Budget as exc:
             problems.add(P.LIMIT, budget_message(exc, self.s) + " (ranking the base's questions)",
                          file=self.s.path_display)
-            return None
+            rankings = None
+        return BaseRanked(rankings, self.base_note())
 
     def _rank_base(self, base: BaseQuestions) -> Rankings | None:
+        return None
+
+    def base_note(self) -> str | None:
+        """How the base's questions were ranked, once :meth:`_rank_base` chose it (None: nothing to say)."""
         return None
 
     def info(self) -> dict:

@@ -163,6 +163,9 @@ class Dense(Ranker[R]):
     def _rank_base(self, base: BaseQuestions) -> Rankings:
         return self.dense.rank_base(base, self.fused)
 
+    def base_note(self) -> str | None:
+        return self.dense.base_note
+
     def info(self) -> dict:
         s = self.s
         return {"type": self.name, "model": s.model, "vectors": s.vectors, "depth": s.bm25.depth,

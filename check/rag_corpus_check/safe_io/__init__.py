@@ -24,6 +24,7 @@ from rag_corpus_check.safe_io.paths import (
     file_size,
     open_regular,
     resolve_input,
+    stored_bytes,
 )
 
 _YAML_NAMES = ("LineDict", "LineList", "line_of", "load_yaml")
@@ -42,4 +43,5 @@ __all__ = [
     "CONFIG_MAX_BYTES", "MAX_DOCUMENT_BYTES", "InputError", "LineDict", "LineList", "Limits", "Sha256",
     "decode_utf8", "file_size", "iter_jsonl", "iter_text_lines", "json_keys", "line_of", "load_json_document",
     "load_yaml", "loads_strict", "compressed", "open_input", "plain_name", "open_regular", "read_bytes", "resolve_input", "restart", "sha256_file",
+    "stored_bytes",
 ]

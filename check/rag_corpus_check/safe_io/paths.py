@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from rag_corpus_check.core.text import safe_text
@@ -232,4 +233,14 @@ def file_size(real: str) -> int | None:
     try:
         return os.stat(real).st_size or None
     except OSError:
+        return None
+
+
+def stored_bytes(base_dir: str, files: Iterable[str]) -> int | None:
+    """The size on disk of ``files`` (relative to ``base_dir``), as stored
+    (a gzip file's compressed size): the bytes the per-byte work budgets are
+    given for. None when one cannot be stat'ed."""
+    try:
+        return sum(os.stat(os.path.join(base_dir, rel)).st_size for rel in files)
+    except (OSError, ValueError):
         return None

@@ -4,7 +4,7 @@ base wrote it** — the base's row of that text when the base has vectors of
 the head's model (trusted: the base revision's), else the head's row of the
 same text, else (reworded in the pull request) the head's row of the new
 wording, taken on trust. :func:`question_vectors` says which, in the note
-the output shows (``BaseQuestions.note``); ``pipeline.base_gold`` reads the
+the output shows (``Chosen.note``); ``pipeline.base_gold`` reads the
 base's folder.
 """
 
@@ -32,6 +32,7 @@ class Chosen:
     same_text: list[str] = field(default_factory=list)  # the head's vector of the base's text
     reworded: list[str] = field(default_factory=list)  # the head's vector of another text
     missing: list[str] = field(default_factory=list)  # no vector: no ranking
+    note: str | None = None  # which vectors, as the base's note shows it
 
     @property
     def matrix(self) -> np.ndarray:
@@ -43,7 +44,7 @@ class Chosen:
 
 
 def question_vectors(base: BaseQuestions, head: Vectors, hybrid: bool) -> Chosen:
-    """A vector for every base question (see the module's docstring); sets ``base.note``."""
+    """A vector for every base question (see the module's docstring), and the note that says which."""
     usable, why = _usable(base, head)
     trusted = _by_text(usable.questions) if usable is not None else {}
     own = _by_text(head.questions)
@@ -61,7 +62,7 @@ def question_vectors(base: BaseQuestions, head: Vectors, hybrid: bool) -> Chosen
             out.reworded.append(qid)
         else:
             out.missing.append(qid)
-    base.note = note(out, usable, why, head.model, hybrid)
+    out.note = note(out, usable, why, head.model, hybrid)
     return out
 
 

@@ -6,7 +6,6 @@ the exact search (:mod:`search`)."""
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter, methodcaller
@@ -22,7 +21,7 @@ from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_v
 from rag_corpus_check.retrieval.dense.search import DenseSearch
 from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_digest
 from rag_corpus_check.retrieval.protocol import BaseQuestions, Questions, Settings, Where
-from rag_corpus_check.safe_io import InputError
+from rag_corpus_check.safe_io import InputError, stored_bytes
 
 _STATUS = methodcaller("get", "status", "active")
 _ID, _TEXT = itemgetter("id"), itemgetter("text")
@@ -41,6 +40,7 @@ class DenseRanker:
     ids: list[str] = field(default_factory=list)  # served records, in corpus order
     digests: bytearray = field(default_factory=bytearray)  # the sha-256 of each one's text
     vectors: Vectors | None = None
+    base_note: str | None = None  # which vectors ranked the base's questions (:meth:`rank_base`)
 
     def add(self, doc_id: str, rec: dict) -> None:
         """For the exact corpus reader: a valid record (kept if served)."""
@@ -76,29 +76,23 @@ class DenseRanker:
     def rank_base(self, base: BaseQuestions, hybrid: bool) -> dict[str, list[str]]:
         """The base's questions on this corpus, after :meth:`rank`: each with
         the vector of its text as the base wrote it (:mod:`choice`;
-        ``base.note`` says which vectors). May raise :class:`bm25.Budget`."""
+        ``base_note`` says which vectors, set before the search). May raise
+        :class:`bm25.Budget`."""
         assert self.vectors is not None
         chosen = question_vectors(base, self.vectors, hybrid)
+        self.base_note = chosen.note
         rankings = self._search(self.vectors).rank(chosen.matrix, self.cfg.bm25.depth) if chosen.qids else []
         return dict(zip(chosen.qids, rankings, strict=True))
 
     def _search(self, vectors: Vectors) -> DenseSearch:
         """The exact search over the served records' rows, its work bounded
         per byte of the input files as stored (corpus, gold, vectors folder)."""
-        docs, bounds = vectors.documents, self.cfg.bounds
-        size = self._input_bytes()
+        docs, bounds, cfg = vectors.documents, self.cfg.bounds, self.cfg
+        assert cfg.vectors is not None
+        folder = stored_bytes(cfg.base_dir, folder_files(cfg.vectors))
+        size = None if folder is None or self.stored is None else self.stored + folder
         allowed = None if size is None else allowed_work(bounds, size)
         return DenseSearch(docs.vectors, docs.keys, self._eligible(docs), bounds.max_retrieval_work, allowed, size)
-
-    def _input_bytes(self) -> int | None:
-        cfg = self.cfg
-        assert cfg.vectors is not None
-        read = self.stored
-        try:
-            folder = sum(os.stat(os.path.join(cfg.base_dir, rel)).st_size for rel in folder_files(cfg.vectors))
-        except (OSError, ValueError):
-            return None
-        return None if read is None else read + folder
 
     def check(self, questions: Questions, corpus_line: Where, problems: P.Problems) -> bool:
         """The folder read and valid, with a current row for every served
