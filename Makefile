@@ -1,5 +1,6 @@
 # Two targets a newcomer needs (see README "Quick start"):
 #   make demo   install into .venv and run the check on the bundled example
+#   make demo-docs   the same on the bundled folder of Markdown pages (examples/docs-kb)
 #   make test   install the test extras into .venv and run the whole test suite
 # Any Python 3.11+ works: `make demo PYTHON=python3.12`.
 
@@ -7,7 +8,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint clean
+.PHONY: demo demo-docs test lint clean
 
 # The environment is made for one Python: a .venv left by another one (say
 # `make demo` with 3.11, then `.ci/run` with 3.13) is made anew.
@@ -33,6 +34,10 @@ $(VENV)/.test: $(VENV)/.runtime pyproject.toml
 
 demo: $(VENV)/.runtime
 	$(BIN)/rag-corpus-check --config examples/kb/.rag-corpus-check.yml
+
+demo-docs: $(VENV)/.runtime
+	$(BIN)/rag-corpus-check --config examples/docs-kb/.rag-corpus-check.yml
+	$(BIN)/rag-corpus-check --config examples/docs-kb/sections.rag-corpus-check.yml
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest

@@ -55,3 +55,8 @@ def test_a_new_format_is_one_registry_entry(monkeypatch):
     assert formats.format_of("run", "r.tsvrun", "auto") == "tsv-run"
     assert ".tsvrun" in formats.unknown_format("run") and "tsv-run" in formats.unknown_format("run")
     assert formats.find("run", "tsv-run") is extra
+
+
+def test_the_corpus_object_names_exactly_the_registry_corpus_formats():
+    spec = _config_schema()["properties"]["corpus"]["anyOf"][1]
+    assert spec["properties"]["format"]["enum"] == formats.settable("corpus")

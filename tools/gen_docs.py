@@ -47,12 +47,13 @@ def parsers() -> dict[str, argparse.ArgumentParser]:
         build_retrieve_parser,
     )
     from rag_corpus_check.commands.embed import build_embed_parser
+    from rag_corpus_check.commands.export import build_parser as build_export_parser
     from rag_corpus_check.commands.pool import build_parser as build_pool_parser
     from rag_corpus_check.commands.validate import build_parser as build_validate_parser
 
     return {"check": build_parser(), "retrieve": build_retrieve_parser(), "merge": build_merge_parser(),
             "pool": build_pool_parser(), "embed": build_embed_parser(), "validate": build_validate_parser(),
-            "add-labels": build_add_labels_parser()}
+            "add-labels": build_add_labels_parser(), "export": build_export_parser()}
 
 
 def subcommands() -> set[str]:
@@ -89,6 +90,8 @@ def properties(node: dict, prefix: str = "") -> Iterator[tuple[str, dict]]:
         yield from properties(sub, path + ".")
         for alt in _value_schemas(sub):
             yield from properties(alt, f"{path}.<measure>.")
+        for alt in sub.get("anyOf", []):  # a value written two ways (`corpus:` a path or a section)
+            yield from properties(alt, path + ".")
         if isinstance(sub.get("items"), dict) and "properties" in sub["items"]:
             yield from properties(sub["items"], path + "[].")
 
@@ -118,8 +121,8 @@ def kind(node: dict) -> str:
         return " | ".join(map(_literal, node["enum"]))
     if "$ref" in node:
         return node["$ref"].rsplit("/", 1)[-1]
-    if "oneOf" in node:
-        return " or ".join(kind(alt) for alt in node["oneOf"])
+    if "oneOf" in node or "anyOf" in node:
+        return " or ".join(kind(alt) for alt in node.get("oneOf", node.get("anyOf")))
     types = node.get("type", "")
     return " or ".join(_type(t, node) for t in ([types] if isinstance(types, str) else types))
 

@@ -45,6 +45,7 @@ from rag_corpus_check.pipeline.uncertainty import (
 )
 from rag_corpus_check.retrieval.protocol import BaseQuestions
 from rag_corpus_check.safe_io import CONFIG_MAX_BYTES, InputError
+from rag_corpus_check.safe_io.pages import Globs
 
 if TYPE_CHECKING:
     from rag_corpus_check.gate.budget import Ledger
@@ -117,14 +118,16 @@ def _measured_and_compared(root: str, begun: Begun, cfg: Config, base_cfg: Confi
     """The head measured (and the base's questions ranked on it), the base
     measured by the same function and compared, then both gated."""
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
-    head = measure(root, cfg, begun.problems, begun.options, begun.context, also_rank)
-    base = start.base.noted(head.base_note) if head.base_note else start.base
+    moved, moves_note = _moved_pages(root, tree, base_cfg, cfg) if exported else ({}, None)
+    head = measure(root, cfg, begun.problems, begun.options, begun.context, also_rank, moved)
+    base = start.base.noted(moves_note) if moves_note else start.base
+    base = base.noted(head.base_note) if head.base_note else base
     compared = dataclasses.replace(start, base=base, head=head)
     book = ledger(cfg, head)
     # the head's means charged before the base is measured: over the budget, the base is not
     if exported and book is not None and head.evaluation is not None and charge_head(cfg, begun.problems, book,
                                                                                      head.evaluation):
-        compared = _compare(cfg, base_cfg, tree, begun, compared, book)
+        compared = _compare(cfg, base_cfg, tree, begun, compared, book, moved)
     family = R.significance_family(compared.rules, base_cfg)
     gated = gate(cfg, compared.head, begun.problems, book, compared.comparison, compared.base, family)
     return begun.decided(compared.rules, compared.head, gated, config=cfg, base=compared.base, ledger=book,
@@ -157,7 +160,7 @@ def head_layout(root: str, cfg: Config, config_rel: str, checked: str) -> R.Layo
         return None if rel is None else where(os.path.join(cfg.base_dir, rel))
 
     return R.Layout(checked.rstrip("/") or ".", where(os.path.join(os.path.abspath(root), config_rel)),
-                    named(cfg.corpus), named(cfg.gold), named(cfg.run))
+                    named(cfg.corpus) if cfg.markdown is None else None, named(cfg.gold), named(cfg.run))
 
 
 def base_layout(tree: BaseTree, base_cfg: Config, base_file: str) -> R.Layout:
@@ -173,8 +176,8 @@ def base_layout(tree: BaseTree, base_cfg: Config, base_file: str) -> R.Layout:
             return path  # it fails when the base is measured, and says why
 
     checked = tree.checked if tree.checked is not None else tree.checkout.prefix
-    return R.Layout(checked.rstrip("/") or ".", base_file, named(base_cfg.corpus), named(base_cfg.gold),
-                    named(base_cfg.run))
+    return R.Layout(checked.rstrip("/") or ".", base_file, named(base_cfg.corpus) if base_cfg.markdown is None
+                    else None, named(base_cfg.gold), named(base_cfg.run))
 
 
 def configured(root: str, config_path: str) -> str:
@@ -242,11 +245,21 @@ def _export_base(tree: BaseTree, base_cfg: Config) -> None:
     if base_cfg.run is None and base_cfg.ranker.runs_command:
         raise InputError("command", "the base's config ranks with a retriever command, which the check does not "
                                     "run at the base commit (it would run the base's code)")
+    if base_cfg.markdown is not None:
+        _export_pages(tree, base_cfg)
     for rel in base_cfg.input_files:
         path = os.path.relpath(os.path.normpath(os.path.join(base_cfg.base_dir, rel)), tree.root)
         shown = path.replace(os.sep, "/")
         if tree.export(path, base_cfg.limits.max_file_bytes) is None:
             raise InputError("missing", f"`{safe_text(shown, 200)}` does not exist at the base commit", file=shown)
+
+
+def _export_pages(tree: BaseTree, base_cfg: Config) -> None:
+    """The base's Markdown pages copied out of git, as the base config names them."""
+    spec = base_cfg.markdown
+    assert spec is not None
+    folder = os.path.relpath(base_cfg.base_dir, tree.root).replace(os.sep, "/")
+    tree.export_pages(folder, Globs(spec.paths, spec.exclude), base_cfg.limits, spec.shown)
 
 
 def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | None:
@@ -279,7 +292,7 @@ def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
 
 
 def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, begun: Begun, compared: Compared,
-             book: Ledger) -> Compared:
+             book: Ledger, moved: dict[str, str]) -> Compared:
     """The base measured as the head was (:func:`stages.measure`, its
     problems its own) and compared; nothing compared when the base's inputs
     are invalid (an input error, or with --no-require-base a warning:
@@ -291,7 +304,7 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, begun: Begun, compar
     enter("compare")
     head = compared.head
     measures, options = cfg.measures(), cfg.options()
-    base_side, head_side = _side(base_measured, measures, options), _side(head, measures, options)
+    base_side, head_side = _on_new_paths(_side(base_measured, measures, options), moved), _side(head, measures, options)
     level = R.level_change(base_measured.level, head.level)
     rules = compared.rules if level is None else R.with_loosened(compared.rules, level)
     on_base = _on_base_rankings(base_side, head_side, head.base_gold_rankings)
@@ -309,6 +322,38 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, begun: Begun, compar
     _change_warnings(cfg, begun.problems, head, base)
     head, trust = _vector_trust(cfg, base_cfg, begun.problems, head, base_measured)
     return Compared(rules, base, head, comparison, trust)
+
+
+def _moved_pages(root: str, tree: BaseTree, base_cfg: Config, cfg: Config) -> tuple[dict[str, str], str | None]:
+    """Markdown pages the PR moved with their content unchanged (old id →
+    new id): the same documents; and the note that lists them."""
+    if base_cfg.markdown is None or cfg.markdown is None:
+        return {}, None
+    from rag_corpus_check.inputs.markdown_corpus import moves, page_digests
+
+    moved = moves(page_digests(tree.root, base_cfg.base_dir, base_cfg.markdown, base_cfg.limits),
+                  page_digests(root, cfg.base_dir, cfg.markdown, cfg.limits))
+    if not moved:
+        return moved, None
+    shown = "; ".join(f"`{safe_text(old, 120)}` → `{safe_text(new, 120)}`" for old, new in sorted(moved.items())[:20])
+    more = f" and {len(moved) - 20} more" if len(moved) > 20 else ""
+    return moved, (f"{counted(len(moved), 'page')} moved with the content unchanged, the same documents (the base's "
+                   f"labels follow them): {shown}{more}")
+
+
+def _on_new_paths(side: Side, moved: dict[str, str]) -> Side:
+    """The base's side with the ids of moved pages (and their sections) on their new paths."""
+    if not moved:
+        return side
+    from rag_corpus_check.inputs.markdown_corpus import moved_id
+
+    def ids(ranking: list[str]) -> list[str]:
+        return [moved_id(d, moved) for d in ranking]
+
+    return dataclasses.replace(
+        side, gold={q: {moved_id(d, moved): g for d, g in grades.items()} for q, grades in side.gold.items()},
+        run={q: ids(r) for q, r in side.run.items()}, ids={moved_id(d, moved) for d in side.ids},
+        parents={moved_id(c, moved): moved_id(d, moved) for c, d in side.parents.items()})
 
 
 def _invalid(problems: P.Problems) -> InputError:

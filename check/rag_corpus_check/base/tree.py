@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from rag_corpus_check.core.gitrepo import Checkout, GitError
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.safe_io import InputError
+from rag_corpus_check.safe_io import MAX_DOCUMENT_BYTES, InputError, Limits
+from rag_corpus_check.safe_io.pages import Globs, check_page_name
 
 MAX_SYMLINKS = 40  # as Linux's path resolution
 MAX_LINK_BYTES = 4096
@@ -115,6 +116,71 @@ class BaseTree:
             f.write(data)
         return resolved
 
+    def export_pages(self, folder: str, globs: Globs, limits: Limits, shown: str) -> int:
+        """Copy the pages of a Markdown corpus (``globs``, relative to
+        ``folder``, the config's folder relative to the checked root) from the
+        base commit to the same places under :attr:`root`, with one
+        ``git ls-tree`` and one ``git cat-file --batch`` for all of them; the
+        number copied. A symlink the globs name, a name no page can have, more
+        pages than ``max_records`` or more bytes together than
+        ``max_file_bytes`` is an :class:`InputError`."""
+        inside = self.checked if self.checked is not None else self.checkout.prefix
+        top = inside + (folder + "/" if folder not in ("", ".") else "")
+        starts = [(top + s).rstrip("/") for s in globs.starts]
+        res = self._git("ls-tree", "-r", "-z", "-l", "--full-tree", self.sha, *(["--", *starts] if all(starts) else []))
+        wanted = self._pages(res.stdout, top, globs, limits, shown)
+        if wanted:
+            self._copy_blobs(wanted, folder, limits)
+        return len(wanted)
+
+    def _pages(self, listing: bytes, top: str, globs: Globs, limits: Limits, shown: str) -> list[tuple[str, str]]:
+        """(oid, id) of each page the listing holds, its sizes within the limits."""
+        out: list[tuple[str, str]] = []
+        total = 0
+        for entry in filter(None, listing.split(b"\x00")):
+            meta, _, raw = entry.partition(b"\t")
+            mode, _kind, oid, size = meta.decode("ascii", "replace").split()
+            name = raw.decode("utf-8", "surrogateescape")
+            if not name.startswith(top):
+                continue
+            rel = name[len(top):]
+            if mode == "160000" or not (globs.wanted(rel) or (mode == "120000" and globs.could_hold(rel))):
+                continue  # a submodule, or not a page
+            check_page_name(rel, _shown(rel))
+            if any(p in ("", ".", "..") or p.lower() == ".git" for p in rel.split("/")):
+                raise self._error(rel, "is a path git does not allow in a tree (`..`, `.git`)")
+            if mode == "120000":
+                raise self._error(rel, "is a symlink; the pages of a Markdown corpus must be regular files")
+            n = int(size) if size.isdigit() else 0
+            if n > MAX_DOCUMENT_BYTES:
+                raise InputError("limit", f"at the base commit the page is {n} bytes, over the limit of "
+                                 f"{MAX_DOCUMENT_BYTES} for a page", file=_shown(rel))
+            total += n
+            if len(out) >= limits.max_records or total > limits.max_file_bytes:
+                over = "pages" if len(out) >= limits.max_records else "bytes"
+                raise InputError("limit", f"at the base commit the corpus globs `{safe_text(shown, 200)}` name more "
+                                 f"{over} than the limits allow (`limits.max_records`, `limits.max_file_bytes`)",
+                                 file=_shown(rel))
+            out.append((oid, rel))
+        return out
+
+    def _copy_blobs(self, wanted: list[tuple[str, str]], folder: str, limits: Limits) -> None:
+        """The blobs, through one ``git cat-file --batch``, written under the root."""
+        res = self._git("cat-file", "--batch", feed="".join(oid + "\n" for oid, _ in wanted).encode("ascii"))
+        data, at = res.stdout, 0
+        base = os.path.join(self.root, *_parts(folder))
+        for oid, rel in wanted:
+            header_end = data.index(b"\n", at)
+            got_oid, kind, size = data[at:header_end].decode("ascii", "replace").split(" ")
+            n = int(size)
+            if got_oid != oid or kind != "blob":
+                raise InputError("base", f"git could not read the page `{_shown(rel)}` at the base commit")
+            dest = os.path.join(base, *_parts(rel))
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with open(dest, "wb") as f:
+                f.write(data[header_end + 1:header_end + 1 + n])
+            at = header_end + 1 + n + 1
+
     def _entry(self, git_path: str) -> tuple[str, str, str] | None:
         res = self._git("ls-tree", "-z", "--full-tree", self.sha, "--", git_path)
         entry = res.stdout.split(b"\x00")[0]
@@ -136,9 +202,9 @@ class BaseTree:
             )
         return self._git("cat-file", "blob", oid).stdout
 
-    def _git(self, *args: str):
+    def _git(self, *args: str, feed: bytes | None = None):
         try:
-            res = self.checkout.git(*args)
+            res = self.checkout.git(*args, feed=feed)
         except OSError:
             raise InputError("base", "git could not be run, so the base cannot be read") from None
         if res.returncode != 0:

@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rag-corpus-check",
         usage="rag-corpus-check [check] [options] | retrieve --out PATH [options] | merge RESULTS... [options] "
-        "| pool --out PATH [options] | embed [options] | validate [options] | add-labels SHEET [options]",
+        "| pool --out PATH [options] | embed [options] | validate [options] | add-labels SHEET [options] "
+        "| export --out PATH [options]",
         description="Validate a RAG corpus and gold set, measure P@K / R@K / nDCG@K of a run, "
         "and gate on the thresholds in the config.",
         epilog=EPILOG,
@@ -300,7 +301,7 @@ def _subcommand(name: str, function: str):
     return run
 
 
-SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": _subcommand("pool", "pool"), "embed": _subcommand("embed", "embed_main"), "validate": _subcommand("validate", "validate_main"), "add-labels": _subcommand("add_labels", "add_labels")}
+SUBCOMMANDS = {"retrieve": retrieve_main, "merge": merge_main, "pool": _subcommand("pool", "pool"), "embed": _subcommand("embed", "embed_main"), "validate": _subcommand("validate", "validate_main"), "add-labels": _subcommand("add_labels", "add_labels"), "export": _subcommand("export", "export_main")}
 
 
 # The last outcome, kept: main() returning must not free it object by object.

@@ -6,7 +6,7 @@ the team's command (:mod:`embed_run`), the files written anew."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,15 +35,19 @@ class Folder:
     dims: int
     vectors: Vectors | None  # None: a new folder
     dtypes: dict[str, str]  # kind -> dtype of its .npy
+    _digests: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)  # kind -> the texts' sha-256 with a row
 
     def rows(self, kind: str) -> Rows | None:
         return getattr(self.vectors, kind) if self.vectors is not None else None
 
     def known(self, kind: str, key: str, digest: str) -> bool:
-        """``key`` has a row embedding the text of sha-256 ``digest``."""
-        rows = self.rows(kind)
-        row = rows.row_of.get(key) if rows is not None else None
-        return rows is not None and row is not None and rows.hashes[row] == digest
+        """Some row embeds the text of sha-256 ``digest`` (``key``'s, or
+        another's with the same text: a section of a moved page keeps its
+        vector, :func:`rewrite.plan` copies the row)."""
+        if kind not in self._digests:
+            rows = self.rows(kind)
+            self._digests[kind] = frozenset(rows.hashes) if rows is not None else frozenset()
+        return digest in self._digests[kind]
 
 
 def _error(cfg: Config, message: str) -> InputError:

@@ -99,6 +99,23 @@ class SliceRule:
 
 
 @dataclass(frozen=True)
+class MarkdownSpec:
+    """`corpus: {format: markdown, ...}`: which pages (globs relative to the
+    config's folder, `exclude` left out) and how they are chunked (`heading`:
+    a record per section; `file`: a record per page). Read by
+    :mod:`inputs.markdown_corpus`; all four settings are rules (:mod:`gate.rules`)."""
+
+    paths: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+    chunk: str = "heading"
+
+    @property
+    def shown(self) -> str:
+        """The pages as messages name the corpus (the globs, comma-separated)."""
+        return ", ".join(self.paths)
+
+
+@dataclass(frozen=True)
 class Config:
     """The config as read, validated and normalised: a value, never changed
     after :func:`load_config` builds it. What differs (the base's rules
@@ -122,6 +139,7 @@ class Config:
     gold_format: str = "auto"
     run_format: str = "auto"
     corpus_format: str = "jsonl"
+    markdown: MarkdownSpec | None = None  # `corpus: {format: markdown}`: its pages (``corpus`` is then their globs, shown)
     queries: str | None = None  # a file of question texts (BEIR's queries.jsonl)
     extra_gold: tuple[str, ...] = ()  # the rest of a `gold:` list, merged with the first
     run_order: str = "descending"  # how a scored run's scores order it
@@ -172,7 +190,8 @@ class Config:
     def input_files(self) -> list[str]:
         """Every input file the config names (corpus, gold, BEIR's queries,
         run), relative to its folder: what a tree must hold to be measured."""
-        files = [rel for rel in (self.corpus, *self.gold_files, self.queries, self.run) if rel is not None]
+        corpus = self.corpus if self.markdown is None else None  # the pages: globs, not a file
+        files = [rel for rel in (corpus, *self.gold_files, self.queries, self.run) if rel is not None]
         return files + (folder_files(self.vectors) if self.vectors and self.uses_vectors else [])
 
     @property
@@ -268,13 +287,24 @@ def _files(doc: dict, fmt: dict) -> dict:
     if data is None:
         gold = doc["gold"]
         first, *rest = [gold] if isinstance(gold, str) else gold
-        return {"corpus": doc["corpus"], "gold": first, "extra_gold": tuple(rest), "gold_format": fmt.get("gold", "auto")}
+        return {**_corpus(doc["corpus"]), "gold": first, "extra_gold": tuple(rest),
+                "gold_format": fmt.get("gold", "auto")}
     path = data["path"]
     if data["format"] == "llamaindex":
         return {"corpus": path, "gold": path, "corpus_format": "llamaindex", "gold_format": "llamaindex"}
     split = data.get("split", "test")
     return {"corpus": f"{path}/corpus.jsonl", "gold": f"{path}/qrels/{split}.tsv", "queries": f"{path}/queries.jsonl",
             "corpus_format": "beir", "gold_format": "beir"}
+
+
+def _corpus(corpus: str | dict) -> dict:
+    """`corpus:` as a file (a string, or `{path: ...}`), or Markdown pages."""
+    if isinstance(corpus, str):
+        return {"corpus": corpus}
+    if corpus.get("format", "jsonl") == "jsonl":
+        return {"corpus": corpus["path"]}
+    spec = MarkdownSpec(tuple(corpus["paths"]), tuple(corpus.get("exclude", ())), corpus.get("chunk", "heading"))
+    return {"corpus": spec.shown, "corpus_format": "markdown", "markdown": spec}
 
 
 def _bm25(ret: dict) -> BM25Params:
@@ -304,6 +334,10 @@ def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:
         found.append((f"`retriever.command` is set but `retriever.type` is {cfg.ranker.name}; set `type: command`",
                       ["retriever", "type"]))
     found += _vector_problems(cfg)
+    if cfg.markdown is not None and cfg.ranker.runs_command:
+        found.append(("`retriever.type: command` reads a corpus file, and a Markdown corpus is a folder of pages: "
+                      "write the file with `rag-corpus-check export --out corpus.jsonl` and name it in the "
+                      "command, or rank with the built-in retriever", ["retriever", "type"]))
     if cfg.bm25.depth < cfg.k:
         found.append((f"retriever.depth ({cfg.bm25.depth}) is below k ({cfg.k}); the ranking must be at least K "
                       "long — raise depth", ["retriever", "depth"]))

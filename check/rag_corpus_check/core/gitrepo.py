@@ -96,13 +96,15 @@ class Checkout:
     prefix: str
     resolved: str = ""
 
-    def git(self, *args: str, stdout=None, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
-        """Run git; its output captured unless ``stdout`` says where it goes."""
+    def git(self, *args: str, stdout=None, timeout: float = TIMEOUT, feed: bytes | None = None
+            ) -> subprocess.CompletedProcess:
+        """Run git; its output captured unless ``stdout`` says where it goes;
+        ``feed``: what it reads on its standard input (none by default)."""
         env = git_environment()
         return subprocess.run(
             [git_program(env), f"--git-dir={self.git_dir}", *HARDENING, *args],
-            cwd=self.top, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE if stdout is None else stdout,
-            stderr=subprocess.PIPE,
+            cwd=self.top, stdin=subprocess.DEVNULL if feed is None else None, input=feed,
+            stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE,
             timeout=timeout, check=False, env=env,
         )
 

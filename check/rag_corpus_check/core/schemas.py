@@ -173,12 +173,22 @@ _WORDING = {
     "maxProperties": lambda val, inst, schema: (
         f"{len(inst) if isinstance(inst, dict) else 'too many'} entries, more than the {val} allowed"),
     "not": lambda val, inst, schema: "contains a control character or line break",
-    "pattern": lambda val, inst, schema: f"does not match the pattern {safe_text(val, 80)}",
+    "pattern": lambda val, inst, schema: (
+        "is not a glob relative to the config's folder (no `..`, no `.git`, not absolute)"
+        if str(schema.get("description", "")).startswith("A glob") else f"does not match the pattern {safe_text(val, 80)}"),
     "propertyNames": lambda val, inst, schema: (
         "a key is not a valid tag (1-64 ASCII letters, digits and `_ . : -`)" if str(val.get("$ref", "")).endswith("/tag")
         else "a key is not a valid id (empty, too long, or with control characters)"),
     "oneOf": lambda val, inst, schema: "must be a number between 0 and 1, or a mapping with `min` (and `max_drop`)",
+    "anyOf": lambda val, inst, schema: (
+        "fails schema rule `anyOf`" if "$id" in schema else f"must be {' or a '.join(_kinds(val))}"),
+    None: lambda val, inst, schema: "has a key its other settings rule out (see each key's description)",
 }
+
+
+def _kinds(alternatives: list) -> list[str]:
+    """What each alternative of an `anyOf` is, in a word."""
+    return ["a path" if "$ref" in alt else "mapping" if alt.get("type") == "object" else "value" for alt in alternatives]
 
 
 def errors(name: str, instance, fragment: str = "") -> list:
@@ -190,9 +200,19 @@ def errors(name: str, instance, fragment: str = "") -> list:
     spec = _fragment(schema, fragment)
     if quick_valid(spec, instance, schema):
         return []
-    found = list(validator(name, fragment).iter_errors(instance))
+    found = [sub for err in validator(name, fragment).iter_errors(instance) for sub in _fitting(err)]
     found.sort(key=lambda e: [str(p) for p in e.absolute_path])
     return found
+
+
+def _fitting(err: jsonschema.ValidationError) -> list:
+    """A value that may be written two ways (`corpus:` a path or a mapping),
+    as the errors of the way(s) its type fits; any other error as it is."""
+    if err.validator != "anyOf" or not err.absolute_path or not err.context:
+        return [err]
+    unfit = {sub.relative_schema_path[0] for sub in err.context
+             if sub.validator == "type" and sub.absolute_path == err.absolute_path}
+    return [sub for sub in err.context if sub.relative_schema_path[0] not in unfit] or [err]
 
 
 def quick_check(name: str, instance, fragment: str = "") -> bool | None:

@@ -347,8 +347,11 @@ def attribution(common: list[str], base: Side, head: Side, measures: list[Measur
 
 def unjudged_new_documents(base: Side, head: Side, k: int) -> list[dict]:
     """Per question, the documents new in the head's corpus that reach its
-    top k without a judgement (the labels are going stale)."""
-    new_docs = head.ids - base.ids
+    top k without a judgement (the labels are going stale). A chunked
+    corpus evaluated per document ranks documents: a new document is a
+    doc_id the base's chunks did not have (and, per chunk, a new chunk id);
+    an id the base had at either level is not new (a change of chunking)."""
+    new_docs = (head.ids | _documents(head)) - (base.ids | _documents(base))
     out = []
     for qid, ranking in sorted(head.run.items(), key=lambda item: natural_key(item[0])) if new_docs else ():
         judged = head.gold.get(qid, {})
@@ -356,6 +359,12 @@ def unjudged_new_documents(base: Side, head: Side, k: int) -> list[dict]:
         if fresh:
             out.append({"query_id": qid, "doc_ids": fresh})
     return out
+
+
+def _documents(side: Side) -> set[str]:
+    """The documents of a side's corpus (a chunk's doc_id; a record without one is its own)."""
+    parents = side.parents
+    return {parents.get(d, d) for d in side.ids} if parents else side.ids
 
 
 def max_drop_failures(thresholds: Sequence[Threshold], cmp_: Comparison) -> dict[Measure, str]:

@@ -176,7 +176,7 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
     base_layout, head_layout = layouts
     for message in _layout_changes(base_layout, head_layout, configured, prefix):
         _loose(message, changes, loosened)
-    for message in _convention_changes(base, head):
+    for message in _convention_changes(base, head) + corpus_changes(base, head):
         _loose(message, changes, loosened)
     for message in _ranking_changes(ranking(base, base_layout.run), ranking(head, head_layout.run)):
         _loose(message, changes, loosened)
@@ -229,6 +229,19 @@ def _convention_changes(base: Config, head: Config) -> list[str]:
     """Numbers under other conventions are not comparable: any change loosens."""
     return [f"convention `{name}` changed: {getattr(base, name)} → {getattr(head, name)}"
             for name in CONVENTIONS if getattr(base, name) != getattr(head, name)]
+
+
+def corpus_changes(base: Config, head: Config) -> list[str]:
+    """How the corpus is read (`corpus.format`; for Markdown pages `paths`,
+    `exclude` and `chunk`): other pages or other records are another corpus."""
+    if base.corpus_format != head.corpus_format:
+        return [f"`corpus.format` changed: {base.corpus_format} → {head.corpus_format}"]
+    b, h = base.markdown, head.markdown
+    if b is None or h is None:
+        return []
+    return [f"`corpus.{name}` changed: {_show(list(getattr(b, name)) if name != 'chunk' else b.chunk)} → "
+            f"{_show(list(getattr(h, name)) if name != 'chunk' else h.chunk)}"
+            for name in ("paths", "exclude", "chunk") if getattr(b, name) != getattr(h, name)]
 
 
 def _validation_changes(base: Config, head: Config, changes: list[str], loosened: list[str]) -> None:

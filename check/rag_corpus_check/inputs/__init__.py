@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Protocol
 
+from rag_corpus_check.config.load import MarkdownSpec
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import formats
@@ -68,6 +69,10 @@ class Source:
     format: str = "jsonl"
     grade_map: tuple[tuple[int, int], ...] = ()  # relevance.map, for a gold set
     order: str = "descending"  # formats.run_order, for a scored run
+    # A Markdown corpus (``real`` is then the config's folder, ``display`` the globs):
+    # its MarkdownSpec, and the root its pages must stay inside.
+    markdown: MarkdownSpec | None = None
+    root: str = ""
 
     @property
     def shown_format(self) -> str:

@@ -103,7 +103,7 @@ def _blank_documents(corpus: Corpus, problems: P.Problems) -> None:
     retriever can find it by its words (Cranfield has two)."""
     for doc_id, line in corpus.blank:
         problems.add(P.CONSISTENCY, "document with no text and no title: no retriever can find it by its words "
-                     "— add its text, or remove it (or mark it `status: stale`)", file=corpus.file, line=line,
+                     "— add its text, or remove it (or mark it `status: stale`)", file=corpus.file_of(doc_id), line=line,
                      id=doc_id, severity=P.WARNING)
 
 
@@ -112,7 +112,7 @@ def _odd_id_problems(corpus: Corpus, gold: Gold, run: Run, problems: P.Problems)
     (a label on the look-alike counts for nothing, and nobody sees why)."""
     hint = "; ids that look alike are easily mixed up in labels and reviews — rename it"
     for doc_id, why, line in corpus.odd_ids():
-        problems.add(P.CONSISTENCY, f"document id {why}{hint}", file=corpus.file, line=line, id=doc_id,
+        problems.add(P.CONSISTENCY, f"document id {why}{hint}", file=corpus.file_of(doc_id), line=line, id=doc_id,
                      severity=P.WARNING)
     questions = gold.queries.keys() | run.queries.keys()
     odd = odd_ids(sorted(questions), questions)  # text order decides which of two look-alikes is named
@@ -166,7 +166,7 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
             problems.add(
                 P.CONSISTENCY,
                 f"question `{safe_text(q.query_id, 60)}` counts a {doc.status} document as relevant "
-                f"({corpus.file}:{facts.lines[doc_id]}); {doc.status} documents should not be served — "
+                f"({corpus.file_of(doc_id)}:{facts.lines[doc_id]}); {doc.status} documents should not be served — "
                 "relabel it, or set validation.inactive_labels",
                 file=file, line=line, id=doc_id, severity=severity,
             )

@@ -52,6 +52,13 @@ def _fast_corpus(source, limits, hasher=None, on_block=None):
     return fast.read_corpus(source.real, source.display, limits, hasher=hasher, on_block=on_block)
 
 
+def _markdown(source, limits, problems, seen, hasher=None):
+    from rag_corpus_check.inputs import markdown_corpus  # a Markdown corpus only (markdown-it-py)
+
+    return markdown_corpus.read_markdown_corpus(source.root, source.real, source.markdown, limits, problems, seen, hasher,
+                                                source.display)
+
+
 def _fast_trec_run(source, limits, hasher=None):
     from rag_corpus_check.inputs import fast_trec  # TREC files only
 
@@ -70,6 +77,8 @@ FORMATS: tuple[Format, ...] = (
     Format("jsonl", "corpus", lambda s, limits, problems, seen, hasher: exact_corpus.read_corpus(
         s.real, s.display, limits, problems, seen, hasher), fast=_fast_corpus,
         summary="one JSON object a line (the native format)"),
+    Format("markdown", "corpus", _markdown,
+           summary="a folder of Markdown pages, chunked by heading (`corpus: {format: markdown, paths: [...]}`)"),
     Format("beir", "corpus", lambda s, limits, problems, seen, hasher: exact_corpus.read_corpus(
         s.real, s.display, limits, problems, seen, hasher, native=foreign.beir_document),
         summary="BEIR's corpus.jsonl (`_id`, `title`, `text`)", dataset=True),

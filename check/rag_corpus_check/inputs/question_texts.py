@@ -269,7 +269,7 @@ class LeakScan:
             problems.add(P.CONSISTENCY, f"the record contains the text of gold question `{safe_text(qid, 60)}`; "
                          "it ranks first for that question under any lexical retriever, so the measures no "
                          "longer say how the corpus answers it — remove or reword the copy (a chunk with the "
-                         "question as its text borrows its document's label)", file=corpus.file,
+                         "question as its text borrows its document's label)", file=corpus.file_of(doc_id),
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
         if self.count > len(self.found):
             problems.add(P.CONSISTENCY, f"and {self.count - len(self.found)} more records contain the text of a "
@@ -279,5 +279,5 @@ class LeakScan:
             more = f" (and {self.skipped - 1} more records)" if self.skipped > 1 else ""
             problems.add(P.CONSISTENCY, f"gold question texts were looked for in only part of this record{more}: "
                          f"it took over {WORK_PER_TOKEN} steps per token (questions that share long runs of words "
-                         "the record repeats); the rest of it was passed over", file=corpus.file,
+                         "the record repeats); the rest of it was passed over", file=corpus.file_of(doc_id),
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)

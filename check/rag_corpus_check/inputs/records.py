@@ -55,6 +55,7 @@ class Corpus:
     shared: dict[tuple, Doc] = field(default_factory=dict, repr=False, compare=False)
     parents: dict[str, str] = field(default_factory=dict)  # chunk id -> doc_id (records with one)
     blank: list[tuple[str, int]] = field(default_factory=list)  # (id, line): no text, no title
+    where: dict[str, str] = field(default_factory=dict)  # a Markdown corpus: record id -> its page
 
     def note_blank(self, doc_id: str, rec: dict, line: int) -> None:
         """Remember a document no retriever can find by its words (a warning)."""
@@ -64,6 +65,10 @@ class Corpus:
     @property
     def count(self) -> int:
         return len(self.docs)
+
+    def file_of(self, doc_id: str) -> str:
+        """The file a record is in (a Markdown corpus: its page; else the corpus file)."""
+        return self.where.get(doc_id, self.file)
 
     def doc(self, dtype: str | None, status: str, snapshot: str | None) -> Doc:
         """The shared Doc for these values."""
@@ -88,7 +93,7 @@ class Corpus:
         record without one is a document of its own); a document has the
         type, status, snapshot and line of its first chunk."""
         view = Corpus(file=self.file, fingerprint=self.fingerprint, snapshots=self.snapshots, shared=self.shared,
-                      blank=self.blank)
+                      blank=self.blank, where=self.where)
         assert view.lines is not None
         parents = self.parents
         for chunk, doc in self.docs.items():

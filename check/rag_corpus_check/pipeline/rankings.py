@@ -65,8 +65,8 @@ def _gold_where(gold: Gold) -> Callable[[str], tuple[str, int | None]]:
 def _corpus_where(corpus: Corpus | None) -> Callable[[str], tuple[str, int | None]]:
     """A corpus record's file and line (the exact reader's corpus knows its lines)."""
     line = getattr(corpus, "line", None)
-    file = corpus.file if corpus is not None else None
-    return lambda doc_id: (file or "-", line(doc_id) if line is not None else None)
+    file_of = corpus.file_of if corpus is not None else None
+    return lambda doc_id: (file_of(doc_id) if file_of is not None else "-", line(doc_id) if line is not None else None)
 
 
 def _questions(gold: Gold, problems: P.Problems) -> list[tuple[str, str]] | None:

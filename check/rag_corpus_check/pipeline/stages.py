@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config, load_config
 from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
@@ -133,11 +134,13 @@ def _may_run(problems: P.Problems, ctx: Context, options: Options) -> bool:
 
 
 def measure(root: str, cfg: Config, problems: P.Problems, options: Options, context: Context,
-            also_rank: BaseQuestions | None = None) -> Measured:
+            also_rank: BaseQuestions | None = None, moved: dict[str, str] | None = None) -> Measured:
     """load → retrieve → evaluate → validate for one tree (the head's, or
     the base's with its own problems): what it found, with the evaluation
     when it stands (no input error). ``also_rank`` (the base's questions) is
-    ranked by the built-in retriever too (``base_gold_rankings``)."""
+    ranked by the built-in retriever too (``base_gold_rankings``).
+    ``moved``: Markdown pages the PR moved unchanged (old id → new id),
+    whose labels in the gold set are carried to the new path."""
     if (cfg.run is None and cfg.ranker.runs_command
             and (refusal := command_refusal(context, options.allow_command))):
         problems.add(P.CONFIG, refusal, file=cfg.path_display)
@@ -155,6 +158,10 @@ def measure(root: str, cfg: Config, problems: P.Problems, options: Options, cont
     inputs = read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, problems,
                          on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
                          hook=retriever.hook() if retriever else None, analyzer=cfg.bm25.analyzer())
+    if moved and inputs.gold is not None:
+        from rag_corpus_check.inputs.markdown_corpus import carry_labels
+
+        carry_labels(inputs.gold, moved, problems)
     return _measured(cfg, problems, inputs, retriever, options, also_rank, formats)
 
 
@@ -326,6 +333,10 @@ def corpus_source(root: str, cfg: Config, problems: P.Problems) -> Source | None
 
 
 def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problems: P.Problems) -> Source | None:
+    if key == "corpus" and cfg.markdown is not None:
+        folder = os.path.realpath(cfg.base_dir)
+        return Source(folder, _globs_shown(root, folder, cfg.markdown.paths), "markdown", markdown=cfg.markdown,
+                      root=root)
     try:
         real, display = resolve_input(root, cfg.base_dir, rel, f"{cfg.path_display}: `{key}`")
     except InputError as exc:
@@ -335,6 +346,12 @@ def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problem
         problems.add(P.CONFIG, unknown_format(key.partition("[")[0]), file=cfg.path_display, id=display)
         return None
     return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order)
+
+
+def _globs_shown(root: str, folder: str, globs: tuple[str, ...]) -> str:
+    """A Markdown corpus as messages name it: its globs, relative to the root."""
+    rel = os.path.relpath(folder, os.path.realpath(root)).replace(os.sep, "/")
+    return safe_text(", ".join(g if rel == "." else f"{rel}/{g}" for g in globs), 1024)
 
 
 def _keep_shard(gold: Gold, run: Run | None, shard: tuple[int, int]) -> None:

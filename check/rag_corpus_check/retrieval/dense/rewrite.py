@@ -52,23 +52,28 @@ class Table:
 
 def plan(kind: tuple[str, str], rows: Rows | None, current: dict[str, str], wanted: list[str]) -> Table:
     """``current``: every id there is (id → sha-256 of its text);
-    ``wanted``: the ids that must have a current row, in file order."""
+    ``wanted``: the ids that must have a current row, in file order. A
+    vector is the text's: an id whose text another row embeds (a section
+    of a moved page) gets a copy of that row, not a new vector."""
     table = Table(kind)
     need = set(wanted)
     placed: set[str] = set()
-    for row, (key, digest) in enumerate(zip(rows.keys, rows.hashes, strict=True) if rows else ()):
+    pairs = list(zip(rows.keys, rows.hashes, strict=True)) if rows else []
+    by_text = {digest: row for row, (_, digest) in reversed(list(enumerate(pairs)))}
+    for row, (key, digest) in enumerate(pairs):
         if current.get(key) == digest:
             table.add(key, digest, row)
         elif key in need:
-            table.add(key, current[key], NEW)
-            table.stale.add(key)
+            table.add(key, current[key], by_text.get(current[key], NEW))
+            if current[key] not in by_text:
+                table.stale.add(key)
         else:
             table.dropped += 1
             continue
         placed.add(key)
     for key in wanted:
         if key not in placed:
-            table.add(key, current[key], NEW)
+            table.add(key, current[key], by_text.get(current[key], NEW))
     return table
 
 
