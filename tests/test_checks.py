@@ -74,6 +74,29 @@ def test_fast_verdict_equals_jsonschema(strategy, fast, reference):
     assert seen[True] > 50 and seen[False] > 50, seen
 
 
+def test_run_verdict_with_the_ids_already_checked_equals_jsonschema():
+    """run_record with ``valid_ids`` carried from record to record (as the
+    JSONL run reader does): the same verdicts, and the set holds exactly the
+    ranked ids of the valid records so far."""
+    valid_ids: set = set()
+    expected_ids: set = set()
+    seen = {True: 0, False: 0}
+
+    @settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(run)
+    def check(rec):
+        expected = validator("run").is_valid(rec)
+        assert checks.run_record(rec, valid_ids=valid_ids) == expected, rec
+        if expected:
+            expected_ids.update(rec["ranking"])
+        assert valid_ids == expected_ids
+        seen[expected] += 1
+
+    check()
+    assert seen[True] >= 40 and seen[False] > 50, seen
+    assert len(valid_ids) >= 5  # ids met again: the set answered for them
+
+
 @pytest.mark.parametrize("rec,valid", [
     ({"id": "a", "text": "x" * 10_000_000}, True),
     ({"id": "a", "text": "x" * 10_000_001}, False),

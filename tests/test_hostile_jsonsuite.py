@@ -18,9 +18,11 @@ case is written as a one-record JSONL file and read with ``iter_jsonl``:
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT
-from rag_corpus_check.safe_io import InputError, Limits, iter_jsonl, loads_strict
+from rag_corpus_check.safe_io import InputError, Limits, iter_jsonl, jsontext, loads_strict
 
 CASES = json.loads(
     (ROOT / "tests" / "fixtures" / "jsontestsuite" / "parsing.json").read_text(encoding="utf-8")
@@ -162,3 +164,30 @@ def test_i_verdicts(case, tmp_path):
     else:
         with pytest.raises(InputError):
             read(tmp_path, data)
+
+
+def _outcome(decode, text: str):
+    """A decoder's value, or its error as (type, message, position)."""
+    try:
+        return "value", decode(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        return type(exc).__name__, getattr(exc, "msg", str(exc)), getattr(exc, "pos", None)
+
+
+JSONISH = st.text(alphabet=st.sampled_from(list(' \t\r\n\u00a0\u3000{}[]:,"\\-+.0123456789eEtrufalsnNI\u00e9ud8')),
+                  max_size=30)
+
+
+@pytest.mark.parametrize("case", _ids(""))
+def test_the_line_decoder_is_the_stdlib_decode(case):
+    """jsontext._decode (the C scanner called without decode()'s Python
+    frames) gives what JSONDecoder.decode gives: value or error, message and
+    position, on every case of the suite."""
+    text = text_of(case)
+    assert _outcome(jsontext._decode, text) == _outcome(jsontext._DECODER.decode, text)
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True)
+@given(st.one_of(JSONISH, st.text(max_size=30), st.from_regex(r"\s*[\[{\"0-9tfn-].{0,20}", fullmatch=True)))
+def test_the_line_decoder_is_the_stdlib_decode_on_generated_text(text):
+    assert _outcome(jsontext._decode, text) == _outcome(jsontext._DECODER.decode, text)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, filterfalse, repeat
 from operator import itemgetter
 
 from rag_corpus_check.core.schemas import load_schema, resolved
@@ -83,16 +83,17 @@ class Shape:
     allowed: frozenset[str]
     required: tuple[str, ...]
     optional: tuple[str, ...]
+    needed: frozenset[str]  # the required keys as a set (one C comparison)
 
     @classmethod
     def of(cls, spec: dict) -> Shape:
         assert spec.get("additionalProperties") is False, spec
         props = spec["properties"]
         required = tuple(spec.get("required", ()))
-        return cls(frozenset(props), required, tuple(k for k in props if k not in required))
+        return cls(frozenset(props), required, tuple(k for k in props if k not in required), frozenset(required))
 
     def ok(self, r: object) -> bool:
-        return type(r) is dict and self.allowed.issuperset(r) and all(k in r for k in self.required)
+        return type(r) is dict and self.allowed.issuperset(r) and r.keys() >= self.needed
 
 
 def _spec(name: str, fragment: str, key: str) -> dict:
@@ -151,13 +152,33 @@ def beir_document(r: object) -> bool:
             and _optional(r, "title", TITLE.ok) and _optional(r, "metadata", _is_dict))
 
 
-def run_record(r: object) -> bool:
+def run_record(r: object, valid_ids: set[str] | None = None) -> bool:
+    """A valid run line. ``valid_ids`` (kept by the caller from line to
+    line) is the ranked ids of the valid lines so far: only the ranked ids
+    not in it are checked, and a valid line's are added (a run ranks the
+    same documents again and again: 10,000 lines of 100 ids hold 100,000)."""
     if not RUN_SHAPE.ok(r):
         return False
     assert isinstance(r, dict)
     ranking = r["ranking"]
     return (ID.ok(r["query_id"]) and type(ranking) is list and len(ranking) <= RANKING_MAX
-            and ID.all_ok(ranking) and _optional(r, "snapshot", SNAPSHOT.ok))
+            and _optional(r, "snapshot", SNAPSHOT.ok) and _ids_ok(ranking, valid_ids))  # the ids last: they are kept
+
+
+def _ids_ok(values: list, valid_ids: set[str] | None) -> bool:
+    """:meth:`Text.all_ok` of the id rule, asked only of the values not in
+    ``valid_ids`` (every member a str that passed; a value of another type
+    equals none of them), which gains those that pass."""
+    if valid_ids is None:
+        return ID.all_ok(values)
+    try:
+        new = list(filterfalse(valid_ids.__contains__, values))  # one lookup per value, in C
+    except TypeError:  # an unhashable value: a list or an object, no id
+        return False
+    if not ID.all_ok(new):
+        return False
+    valid_ids.update(new)
+    return True
 
 
 def gold_query(r: object) -> bool:

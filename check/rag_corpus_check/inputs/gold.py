@@ -120,7 +120,9 @@ def _unfilled(rec, file: str, line_of_label, problems: P.Problems) -> bool:
     """Labels whose grade is empty (`null`: a worksheet of `rag-corpus-check
     pool` not filled in), each reported at its line; True when there are."""
     relevant = rec.get("relevant") if isinstance(rec, dict) else None
-    empty = [d for d, g in relevant.items() if g is None] if isinstance(relevant, dict) else []
+    if not isinstance(relevant, dict) or None not in relevant.values():
+        return False
+    empty = [d for d, g in relevant.items() if g is None]
     qid = safe_text(record_id(rec), 60)
     for doc_id in empty:
         problems.add(P.SCHEMA, f"the grade of this document for question `{qid}` is not filled in (`null`) — "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.progress import current as current_progress
@@ -33,14 +34,27 @@ def read_run(real: str, file: str, fmt: str, limits: Limits, problems: P.Problem
 
 
 def _read_jsonl(real, file, limits, problems, run, hasher) -> None:
+    """Each line checked. The ranked ids of the lines :func:`run_record`
+    accepted, collected by its id check, are :attr:`Run.ranked` when those
+    are the lines kept (else it is worked out when asked for)."""
     progress = current_progress()
     label = f"reading {file}"
+    ranked: set[str] = set()
+    valid = partial(run_record, valid_ids=ranked)
+    exact = True  # every kept line's ids are in `ranked`, and only theirs
     for line, rec in iter_jsonl(real, file, limits, hasher=hasher, bad_line=problems.add_input_error):
         progress.tick(label, line, unit="lines")
         if not isinstance(rec, dict):
             problems.add(P.SCHEMA, "each line must be a JSON object (one question)", file=file, line=line)
-        elif schema_ok(problems, ("run", ""), rec, file, line, fast=run_record) and _new(run, rec, file, line, problems):
-            run.queries[rec["query_id"]] = RunQuery(rec["query_id"], line, list(rec["ranking"]), rec.get("snapshot"))
+            continue
+        accepted = valid(rec)
+        if not (accepted or schema_ok(problems, ("run", ""), rec, file, line)):
+            continue
+        kept = _new(run, rec, file, line, problems)
+        if kept:
+            run.queries[rec["query_id"]] = RunQuery(rec["query_id"], line, rec["ranking"], rec.get("snapshot"))
+        exact = exact and accepted and kept
+    run.ranked = ranked if exact else None
 
 
 def _new(run: Run, rec: dict, file: str, line: int, problems: P.Problems) -> bool:
