@@ -126,6 +126,11 @@ def forged() -> dict:
         "deltas"] + [{"measure": "nDCG@5", "base": None, "head": None, "delta": 10**4000, "conclusive": next(p),
                       "if_unjudged_relevant": None, "p_value": 10**4000}]}]
     r["comparison"]["questions"] = [{"query_id": "@team|`x`", "measure": "nDCG@5", "delta": "<i>x</i>"}]
+    r["comparison"]["changed_relevant"] = [{"doc_id": next(p), "change": "deleted", "questions": [
+        {"query_id": next(p), "grade": "<b>", "base_position": 10**4000, "head_position": "@team", "measure": next(p),
+         "base": None, "head": None, "delta": -1.0}]}]
+    r["comparison"]["removed"] = [next(p), 5]
+    r["comparison"]["removed_effect"] = {next(p): {"head": "x", "with_removed": 10**4000, "delta": [1], "removed": 1}}
     r["problems"] = [{"kind": next(p), "severity": "warning", "file": next(p), "line": 1, "id": next(p),
                       "message": next(p)} for _ in range(5)]
     r["problems_dropped"] = {next(p): 3}

@@ -196,6 +196,7 @@ def test_a_pure_move_passes_and_is_listed(repo, tmp_path, capsys):
     assert [(p["file"], p["line"], p["severity"]) for p in carried] == [("gold.yaml", 4, "warning")], carried
     assert "docs/payments/refunds.md" in carried[0]["message"]
     assert res["comparison"]["rules"]["loosened"] == [] and res["comparison"]["unjudged_new_docs"] == []
+    assert res["comparison"]["changed_relevant"] == []  # moved unchanged: the same document
     assert "moved with the content unchanged" in summary
 
 
@@ -209,17 +210,23 @@ def test_a_move_with_the_gold_set_updated_passes_without_a_warning(repo, tmp_pat
     assert not [p for p in res["problems"] if "moved" in p["message"]]
     assert all(d["delta"] == 0 for d in res["comparison"]["deltas"])
     assert not res["comparison"]["gold_changed"]
+    assert res["comparison"]["changed_relevant"] == []  # moved unchanged: the same document
 
 
-def test_a_page_moved_and_edited_is_a_new_page_and_the_old_label_is_unknown(repo, tmp_path, capsys):
+def test_a_page_moved_and_edited_is_a_new_page_and_the_old_label_is_on_a_deleted_page(repo, tmp_path, capsys):
+    """The label is not carried: the old page is deleted, so its label is a
+    warning and it is measured as a relevant page nobody can retrieve."""
     base = repos.commit(repo, "base")
     (repo / "docs/shipping/countries.md").unlink()
     _write(repo, {"docs/shipping/where.md": "# Shipping countries\n\nWe ship parcels to every EU country.\n"})
     repos.commit(repo, "move and edit")
     code, text, res, _ = run(tmp_path, capsys, "--base", base)
-    assert code == 2, text
-    assert any("unknown document id" in p["message"] and p["id"] == "docs/shipping/countries.md"
+    assert code == 1, text
+    assert not [p for p in res["problems"] if "carried to the new path" in p["message"]]
+    assert any("deletes" in p["message"] and p["id"] == "docs/shipping/countries.md" and p["severity"] == "warning"
                for p in res["problems"]), res["problems"]
+    assert [(e["doc_id"], e["change"]) for e in res["comparison"]["changed_relevant"]] == [
+        ("docs/shipping/countries.md", "deleted")]
 
 
 def test_a_symlinked_page_at_the_base_is_refused_without_reading_it(repo, tmp_path, capsys):

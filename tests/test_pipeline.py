@@ -137,8 +137,8 @@ def test_the_base_and_the_head_are_measured_by_the_same_function(tmp_path, monke
     calls = []
     real = hvb.measure
 
-    def spy(root, cfg, problems, options, context, also_rank=None, moved=None):
-        measured = real(root, cfg, problems, options, context, also_rank, moved)
+    def spy(root, cfg, problems, options, context, *args, **kwargs):
+        measured = real(root, cfg, problems, options, context, *args, **kwargs)
         calls.append((root, problems, measured))
         return measured
 

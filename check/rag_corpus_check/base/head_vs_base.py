@@ -21,7 +21,8 @@ from rag_corpus_check.gate import rules as R
 from rag_corpus_check.gate.compare import Comparison, Rule, Side, compare
 from rag_corpus_check.gate.label_debt import Sides
 from rag_corpus_check.gate.slices import compare_slices, slice_names
-from rag_corpus_check.inputs import Run, read_gold_set
+from rag_corpus_check.inputs import Run, read_corpus, read_gold_set
+from rag_corpus_check.inputs.cross_file import AtBase
 from rag_corpus_check.metrics.evaluate import evaluate
 from rag_corpus_check.metrics.measures import Measure
 from rag_corpus_check.metrics.measures import Options as MeasureOptions
@@ -30,6 +31,7 @@ from rag_corpus_check.pipeline.outcome import NOT_MEASURED, BaseResult, Measured
 from rag_corpus_check.pipeline.stages import (
     Begun,
     Options,
+    corpus_source,
     enter,
     gate,
     gold_sources,
@@ -119,7 +121,8 @@ def _measured_and_compared(root: str, begun: Begun, cfg: Config, base_cfg: Confi
     measured by the same function and compared, then both gated."""
     also_rank = base_questions(tree.root, base_cfg, cfg) if exported else None
     moved, moves_note = _moved_pages(root, tree, base_cfg, cfg) if exported else ({}, None)
-    head = measure(root, cfg, begun.problems, begun.options, begun.context, also_rank, moved)
+    at_base = base_corpus_ids(tree.root, base_cfg) if exported else None
+    head = measure(root, cfg, begun.problems, begun.options, begun.context, also_rank, moved, at_base, compared=True)
     base = start.base.noted(moves_note) if moves_note else start.base
     base = base.noted(head.base_note) if head.base_note else base
     compared = dataclasses.replace(start, base=base, head=head)
@@ -279,6 +282,34 @@ def base_questions(root: str, base_cfg: Config, cfg: Config) -> BaseQuestions | 
     return BaseQuestions(texts, *base_vectors(root, base_cfg, cfg))
 
 
+def base_corpus_ids(root: str, base_cfg: Config) -> AtBase:
+    """Of some document ids, those the base's corpus holds (documents, and
+    the documents its chunks belong to). The base's corpus is read for its
+    ids the first time this is asked, which is only when the head's gold set
+    labels ids its own corpus lacks; a base corpus that cannot be read holds
+    none (measuring the base says why)."""
+    held: list[set[str]] = []
+
+    def at_base(ids: set[str]) -> set[str]:
+        if not held:
+            held.append(_corpus_ids(root, base_cfg))
+        return ids & held[0]
+
+    return at_base
+
+
+def _corpus_ids(root: str, base_cfg: Config) -> set[str]:
+    problems = P.Problems()
+    source = corpus_source(root, base_cfg, problems)
+    if source is None:
+        return set()
+    try:
+        corpus = read_corpus(source, base_cfg.limits, problems)
+    except InputError:
+        return set()
+    return corpus.ids() | set(corpus.parents.values())
+
+
 def base_texts(root: str, base_cfg: Config) -> dict[str, str] | None:
     """The base's questions with their texts (id → text), for the head's
     retriever to rank too; None when the base's gold set cannot be read
@@ -298,7 +329,7 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, begun: Begun, compar
     are invalid (an input error, or with --no-require-base a warning:
     :func:`_unmeasured`) or the comparison is over the resampling budget."""
     base_problems = P.Problems()
-    base_measured = measure(tree.root, base_cfg, base_problems, Options(), Context())
+    base_measured = measure(tree.root, base_cfg, base_problems, Options(), Context(), compared=True)
     if base_measured.evaluation is None:
         return _unmeasured(begun, _invalid(base_problems), tree.sha, compared) or compared
     enter("compare")
@@ -353,7 +384,8 @@ def _on_new_paths(side: Side, moved: dict[str, str]) -> Side:
     return dataclasses.replace(
         side, gold={q: {moved_id(d, moved): g for d, g in grades.items()} for q, grades in side.gold.items()},
         run={q: ids(r) for q, r in side.run.items()}, ids={moved_id(d, moved) for d in side.ids},
-        parents={moved_id(c, moved): moved_id(d, moved) for c, d in side.parents.items()})
+        parents={moved_id(c, moved): moved_id(d, moved) for c, d in side.parents.items()},
+        digests={moved_id(d, moved): digest for d, digest in side.digests.items()})
 
 
 def _invalid(problems: P.Problems) -> InputError:
@@ -411,7 +443,8 @@ def _side(measured: Measured, measures: list[Measure], options: MeasureOptions) 
     assert measured.evaluation is not None and gold is not None and run is not None and corpus is not None
     grades, rankings = gold.grades(), run.rankings()
     return Side(evaluate(grades, rankings, measures, options), grades, rankings, corpus.fingerprint,
-                corpus.ids(), {qid: q.text for qid, q in gold.queries.items()}, corpus.parents)
+                corpus.ids(), {qid: q.text for qid, q in gold.queries.items()}, corpus.parents,
+                dict(measured.labelled))
 
 
 def _change_warnings(cfg: Config, problems: P.Problems, head: Measured, base: BaseResult) -> None:

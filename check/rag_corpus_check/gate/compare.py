@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
@@ -89,6 +90,7 @@ class Side:
     ids: set[str]  # the corpus's document ids
     texts: dict[str, str | None] = field(default_factory=dict)  # question -> its text
     parents: dict[str, str] = field(default_factory=dict)  # chunk id -> its document (a chunked corpus)
+    digests: dict[str, tuple[int, str]] = field(default_factory=dict)  # labelled document -> (hash of its text, status)
 
 
 @dataclass
@@ -102,6 +104,10 @@ class Delta:
     interval: Interval | None = None  # bootstrap interval of the delta (questions resampled in pairs)
     means_intervals: tuple[Interval, Interval] | None = None  # of the base's and the head's mean, the same draws
     bound: DeltaBound | None = None  # the means if every unjudged top-k document were relevant (label_debt)
+    # Over the paired questions no changed relevant document explains (None:
+    # no changed relevant document explains any): the delta and how many.
+    rest: float | None = None
+    rest_questions: int | None = None
 
     @property
     def delta(self) -> float | None:
@@ -151,13 +157,21 @@ class Comparison:
     attribution: dict | None = None
     gold_changed: bool = False
     system_changed: bool = False
+    removed_effect: dict[str, dict] = field(default_factory=dict)  # measure -> the head's mean with/without the removed questions
     relabelled_and_reranked: list[str] = field(default_factory=list)  # questions in both whose labels and ranking changed
     unjudged_new_docs: list[dict] = field(default_factory=list)
     new_chunks: list[dict] = field(default_factory=list)  # new chunks of documents the gold set labels
+    changed_relevant: list[dict] = field(default_factory=list)  # relevant documents the PR edited or deleted
+    explained_by_changes: frozenset[str] = frozenset()  # questions a changed relevant document is relevant to
 
     @property
     def deltas(self) -> list[Delta]:
         return self.head_gold.deltas
+
+    @property
+    def changed_by(self) -> str:
+        """What changed between the revisions: one of :data:`CHANGED_BY`."""
+        return CHANGED_BY[self.gold_changed, self.system_changed]
 
     @property
     def questions(self) -> list[QuestionChange]:
@@ -170,6 +184,11 @@ class Comparison:
     @property
     def views(self) -> list[View]:
         return [self.head_gold] + ([self.base_gold] if self.base_gold is not None else [])
+
+
+# (gold changed, system changed) -> the comparison's `changed_by`
+CHANGED_BY = {(True, False): "labels", (False, True): "system", (True, True): "labels and system",
+              (False, False): "nothing"}
 
 
 @dataclass(frozen=True)
@@ -191,11 +210,15 @@ def compare(base: Side, head: Side, rule: Rule, base_rev: str, base_sha: str,
     bq = {q.query_id: q for q in base.evaluation.queries}
     hq = {q.query_id: q for q in head.evaluation.queries}
     out = Comparison(base_rev, base_sha)
-    out.head_gold = view(HEAD_GOLD, bq, hq, (base.run, head.run), head.gold, rule)
+    out.changed_relevant = changed_relevant(base, head, rule, bq, hq)
+    out.explained_by_changes = frozenset(q["query_id"] for e in out.changed_relevant for q in e["questions"])
+    out.head_gold = view(HEAD_GOLD, bq, hq, (base.run, head.run), head.gold, rule, out.explained_by_changes)
     if head_on_base_gold is not None:
         on_base = {q.query_id: q for q in head_on_base_gold.queries}
-        out.base_gold = view(BASE_GOLD, bq, on_base, (base.run, head.run), base.gold, rule)
+        out.base_gold = view(BASE_GOLD, bq, on_base, (base.run, head.run), base.gold, rule, out.explained_by_changes)
     out.added, out.removed = sorted(set(hq) - set(bq), key=natural_key), sorted(set(bq) - set(hq), key=natural_key)
+    if head_on_base_gold is not None:
+        out.removed_effect = removal_effect(head.evaluation, head_on_base_gold, out.removed)
     _what_changed(out, base, head, paired_ids(bq, hq), rule)
     out.unjudged_new_docs = unjudged_new_documents(base, head, rule.key.k or 0)
     out.new_chunks = new_chunks_of_labelled(base, head)
@@ -204,16 +227,32 @@ def compare(base: Side, head: Side, rule: Rule, base_rev: str, base_sha: str,
 
 def view(gold: str, bq: dict[str, QueryResult], hq: dict[str, QueryResult],
          runs: tuple[dict[str, list[str]], dict[str, list[str]]], grades: dict[str, dict[str, int]],
-         rule: Rule) -> View:
+         rule: Rule, explained: frozenset[str] = frozenset()) -> View:
     """One :class:`View`: ``runs`` are (base, head) rankings, ``grades`` the
-    labels the per-question moves are read against."""
+    labels the per-question moves are read against; ``explained``: the
+    questions a changed relevant document explains (each delta also over
+    the rest)."""
     pairs = [(bq[q], hq[q]) for q in paired_ids(bq, hq)]
     out = View(gold, _deltas(pairs), paired=len(pairs))
+    _rest(out.deltas, pairs, explained)
     out.questions = sorted((_question(b, h, rule.key, runs, grades, rule.min_grade) for b, h in pairs),
                            key=_most_dropped)
     changes = [c for b, h in pairs if (c := _change(b, h, rule.measure)) is not None]
     out.over_limit = sorted((c for c in changes if -c.delta > rule.max_drop + TOLERANCE), key=_most_dropped)
     return out
+
+
+def _rest(deltas: list[Delta], pairs: list[tuple[QueryResult, QueryResult]], explained: frozenset[str]) -> None:
+    """Each delta over the pairs whose question no changed relevant
+    document explains, when some is explained."""
+    rest = [(b, h) for b, h in pairs if b.query_id not in explained]
+    if len(rest) == len(pairs):
+        return
+    for d in deltas:
+        bm, hm = means([b for b, _ in rest], [d.measure]), means([h for _, h in rest], [d.measure])
+        before, after = bm[d.measure], hm[d.measure]
+        d.rest = None if before is None or after is None else after - before
+        d.rest_questions = len(rest)
 
 
 def _deltas(pairs: list[tuple[QueryResult, QueryResult]]) -> list[Delta]:
@@ -253,9 +292,30 @@ def _most_dropped(e: QuestionChange) -> tuple:
 
 
 def _system_changed(base: Side, head: Side) -> bool:
-    """The corpus or any ranking differs."""
+    """The corpus differs, or the ranking of a question both gold sets hold
+    (a question added or removed changes the labels, not the system)."""
     return base.fingerprint != head.fingerprint or any(
-        base.run.get(q) != head.run.get(q) for q in set(base.run) | set(head.run))
+        base.run.get(q) != head.run.get(q) for q in base.gold.keys() & head.gold.keys())
+
+
+def removal_effect(head: Evaluation, on_base_gold: Evaluation, removed: list[str]) -> dict[str, dict]:
+    """What removing questions alone did to each of the head's means: the
+    mean over the head's questions, and over them plus the removed ones (the
+    head's rankings of them judged by the base's labels, the only labels they
+    have). Empty when no measured question was removed."""
+    gone = set(removed)
+    extra = [q for q in on_base_gold.queries if q.query_id in gone and q.status == OK]
+    if not extra:
+        return {}
+    kept = [q for q in head.queries if q.status == OK]
+    measures = [m for m in head.means if m in extra[0].values]
+    without, with_removed = means(kept, measures), means(kept + extra, measures)
+    out = {}
+    for m in measures:
+        now, was = without[m], with_removed[m]
+        if now is not None and was is not None:
+            out[str(m)] = {"head": now, "with_removed": was, "delta": now - was, "removed": len(extra)}
+    return out
 
 
 def _delta(m: Measure, bq: list[QueryResult], hq: list[QueryResult]) -> Delta:
@@ -343,6 +403,98 @@ def attribution(common: list[str], base: Side, head: Side, measures: list[Measur
         if None not in (bb.get(m), hb.get(m), hh.get(m)):
             out[str(m)] = {"base": bb[m], "head": hh[m], "system": hb[m] - bb[m], "labels": hh[m] - hb[m]}
     return {"questions": len(common), "measures": out}
+
+
+CHANGES = ("deleted", "status", "edited")  # how a pull request changed a relevant document, the worse first
+
+
+def changed_relevant(base: Side, head: Side, rule: Rule, bq: dict[str, QueryResult],
+                     hq: dict[str, QueryResult]) -> list[dict]:
+    """The documents a gold set (the base's or the head's) counts relevant
+    that the pull request deleted from the corpus, gave another status, or
+    edited (what a retriever reads of them differs: title, text, document), each
+    with every question that counts it relevant: its position base → head
+    and the question's key measure base → head. The documents whose
+    questions dropped most first. Work: one pass over the labels, and one
+    over the rankings of the questions named."""
+    changed = _changed(base, head)
+    relevant = _relevant_to(base.gold, head.gold, rule.min_grade, set(changed))
+    changed = {d: how for d, how in changed.items() if d in relevant}
+    if not changed:
+        return []
+    positions = (_positions(base.run, relevant, changed), _positions(head.run, relevant, changed))
+    found = [(d, how, [_affected(q, d, grade, positions, (bq, hq), rule.key) for q, grade in relevant[d]])
+             for d, how in changed.items()]
+    found.sort(key=lambda e: (_worst(e[2]), CHANGES.index(e[1]), natural_key(e[0])))
+    return [{"doc_id": d, "change": how, "status": _statuses(d, base, head), "questions": questions}
+            for d, how, questions in found]
+
+
+def _statuses(doc_id: str, base: Side, head: Side) -> list[str] | None:
+    """[base, head] status of a document whose status changed; else None."""
+    b, h = base.digests.get(doc_id), head.digests.get(doc_id)
+    return [b[1], h[1]] if b is not None and h is not None and b[1] != h[1] else None
+
+
+def _worst(questions: list[dict]) -> float:
+    """The largest drop among ``questions`` (0 without one)."""
+    return min((q["delta"] for q in questions if q["delta"] is not None), default=0.0)
+
+
+def _changed(base: Side, head: Side) -> dict[str, str]:
+    """The labelled documents (by either gold set) the head deleted or
+    edited: a document the base's corpus held that the head's does not, or
+    whose digest differs (both sides digest what their own gold set labels)."""
+    held = head.ids | set(head.parents.values())
+    labelled = base.digests.keys() | set(chain.from_iterable(head.gold.values()))
+    out = {d: "deleted" for d in labelled if d not in held and (d in base.digests or d in base.ids)}
+    for d, (text, status) in base.digests.items():
+        now = head.digests.get(d)
+        if now is not None and now != (text, status):
+            out[d] = "edited" if now[0] != text else "status"
+    return out
+
+
+def _relevant_to(base: dict[str, dict[str, int]], head: dict[str, dict[str, int]], min_grade: int,
+                 docs: set[str]) -> dict[str, list[tuple[str, int]]]:
+    """Of ``docs``, document -> the questions that count it relevant now or
+    counted it relevant at the base (a label the PR removed or graded down),
+    with the grade (the head's label where the head has the question and the
+    label, else the base's). A question that labels none of ``docs`` costs
+    one disjointness test."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    if not docs:
+        return out
+    touched = [q for q in base.keys() | head.keys()
+               if not docs.isdisjoint(head.get(q, ())) or not docs.isdisjoint(base.get(q, ()))]
+    for qid in sorted(touched, key=natural_key):
+        was = base.get(qid, {})
+        now = head.get(qid, was)
+        for d in sorted((now.keys() | was.keys()) & docs):
+            grade = now.get(d, was.get(d, 0))
+            if max(grade, was.get(d, 0)) >= min_grade:
+                out.setdefault(d, []).append((qid, grade))
+    return out
+
+
+def _positions(run: dict[str, list[str]], relevant: dict[str, list[tuple[str, int]]],
+               changed: dict[str, str]) -> dict[str, dict[str, int]]:
+    """question -> the 1-based positions of the changed documents in its ranking."""
+    wanted: dict[str, set[str]] = {}
+    for d in changed:
+        for q, _ in relevant[d]:
+            wanted.setdefault(q, set()).add(d)
+    return {q: {d: i for i, d in enumerate(run.get(q, []), 1) if d in docs} for q, docs in wanted.items()}
+
+
+def _affected(qid: str, doc_id: str, grade: int, positions: tuple[dict, dict],
+              evaluations: tuple[dict[str, QueryResult], dict[str, QueryResult]], key: Measure) -> dict:
+    b, h = (e.get(qid) for e in evaluations)
+    bv = b.values.get(key) if b is not None and b.status == OK else None
+    hv = h.values.get(key) if h is not None and h.status == OK else None
+    return {"query_id": qid, "grade": grade, "base_position": positions[0].get(qid, {}).get(doc_id),
+            "head_position": positions[1].get(qid, {}).get(doc_id), "measure": str(key), "base": bv, "head": hv,
+            "delta": None if bv is None or hv is None else hv - bv}
 
 
 def unjudged_new_documents(base: Side, head: Side, k: int) -> list[dict]:

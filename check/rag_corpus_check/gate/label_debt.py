@@ -79,6 +79,7 @@ class DeltaBound:
     base: float | None
     head: float | None
     new_unjudged: int  # unjudged documents in the head's top k that were not in the base's, over the questions
+    rest: DeltaBound | None = None  # over the questions no changed relevant document explains (when some is)
 
     @property
     def delta(self) -> float | None:
@@ -173,8 +174,10 @@ class Sides:
         return [self.base_gold, self.head_gold] + ([self.known] if self.known is not None else [])
 
 
-def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
-    """Give each delta of ``v`` its bound (:class:`DeltaBound`)."""
+def view_bounds(v: View, sides: Sides, scale: Scale, explained: frozenset[str] = frozenset()) -> None:
+    """Give each delta of ``v`` its bound (:class:`DeltaBound`), and when
+    changed relevant documents explain some questions (``explained``) its
+    bound over the others too."""
     paired = [c.query_id for c in v.questions]
     measures = [d.measure for d in v.deltas]
     if not paired:
@@ -184,9 +187,28 @@ def view_bounds(v: View, sides: Sides, scale: Scale) -> None:
     head = bound_values({q: sides.head_gold[q] for q in paired}, sides.head_run, measures, scale,
                         (sides.labels(), sides.base_run))
     base_means, head_means = _means(base, paired, measures), _means(head, paired, measures)
+    rest = [q for q in paired if q not in explained]
+    rest_means = (_means(base, rest, measures), _means(head, rest, measures)) if len(rest) < len(paired) else None
+    counts = _new_unjudged_counts(paired, [q for q in paired if q in explained], sides)
     for d in (d for d in v.deltas if d.measure.name != "Judged"):
-        d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure),
-                             new_unjudged(paired, sides, cut(d.measure, scale.k)))
+        every, others = counts(cut(d.measure, scale.k))
+        d.bound = DeltaBound(base_means.get(d.measure), head_means.get(d.measure), every)
+        if rest_means is not None:
+            d.bound.rest = DeltaBound(rest_means[0].get(d.measure), rest_means[1].get(d.measure), others)
+
+
+def _new_unjudged_counts(paired: list[str], explained: list[str], sides: Sides):
+    """depth -> (:func:`new_unjudged` over ``paired``, and over those not in
+    ``explained``), each depth counted once."""
+    found: dict[int, tuple[int, int]] = {}
+
+    def counts(depth: int) -> tuple[int, int]:
+        if depth not in found:
+            every = new_unjudged(paired, sides, depth)
+            found[depth] = every, every - new_unjudged(explained, sides, depth)
+        return found[depth]
+
+    return counts
 
 
 def new_unjudged(questions: list[str], sides: Sides, depth: int) -> int:
@@ -211,9 +233,13 @@ class Explained:
     delta: float
     bound: float  # the delta if every unjudged top-k document were relevant
     new_unjudged: int
+    questions: int | None = None  # the drop over this many questions, those no changed relevant document explains
 
     def message(self) -> str:
-        return f"{self.new_unjudged} new unjudged documents could explain this drop; pool them"
+        if self.questions is None:
+            return f"{self.new_unjudged} new unjudged documents could explain this drop; pool them"
+        return (f"{self.new_unjudged} new unjudged documents could explain the drop over the {self.questions} "
+                "questions no changed relevant document explains; pool them")
 
 
 def explained_drops(thresholds: Sequence[Threshold], comparison: Comparison) -> list[Explained]:
@@ -227,8 +253,13 @@ def explained_drops(thresholds: Sequence[Threshold], comparison: Comparison) -> 
 
 def _explained(gold: str, d: Delta, allowed: float | None) -> Explained | None:
     """``d`` as an :class:`Explained` drop, or None (no threshold, no drop,
-    no new unjudged document, or a drop they could not explain)."""
-    b = d.bound
-    if allowed is None or b is None or not b.explains(d.delta, allowed):
+    no new unjudged document, or a drop they could not explain). When
+    changed relevant documents explain some questions' drops, only the drop
+    over the other questions is offered to pooling."""
+    b, delta = d.bound, d.delta
+    if d.rest_questions is not None:
+        b, delta = (b.rest if b is not None else None), d.rest
+    if allowed is None or b is None or not b.explains(delta, allowed):
         return None
-    return Explained(gold, d.measure, d.delta, b.delta, b.new_unjudged)  # type: ignore[arg-type]  # explains(): set
+    return Explained(gold, d.measure, delta, b.delta, b.new_unjudged,  # type: ignore[arg-type]  # explains(): set
+                     d.rest_questions)

@@ -8,7 +8,9 @@ Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
 readers of a JSONL corpus and a TREC run),
 :mod:`checks` (record validity from the schemas);
 :mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
-as data), :mod:`cross_file` (checks across files: ids, grades, snapshots).
+as data), :mod:`labelled` (what a retriever reads of each labelled document,
+hashed for a comparison with the base), :mod:`cross_file` (checks across
+files: ids, grades, snapshots).
 
 May import: core, safe_io, metrics, retrieval, config.
 """
@@ -25,6 +27,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
+from rag_corpus_check.inputs.labelled import LabelledDigests
 from rag_corpus_check.inputs.question_texts import LeakScan
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
@@ -91,6 +94,7 @@ class Inputs:
         self.run: Run | None = None
         self.digests: dict[str, str] = {}
         self.scan: LeakScan | None = None  # gold questions looked for in the corpus as it is read
+        self.labelled: LabelledDigests | None = None  # the labelled documents' digests, taken as it is read
         self.corpus_reader: Callable[[], Corpus | None] | None = None  # set by read_inputs
 
     @cached_property
@@ -101,7 +105,7 @@ class Inputs:
 
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
                 problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
-                queries: Source | None = None, hook: RecordHook | None = None,
+                queries: Source | None = None, hook: RecordHook | None = None, labelled: bool = False,
                 analyzer: Analyzer | None = None) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
     queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
@@ -110,11 +114,14 @@ def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None,
     retriever indexes it; the corpus is then read here and now, by the exact
     reader, which streams the records). ``hook`` sees them too, in blocks
     from the fast reader when it can (the corpus is then read here and now).
+    With ``labelled`` (a side of a comparison with the base), the labelled
+    documents' digests are taken as the corpus is read (:mod:`labelled`).
     ``analyzer``: the config's text analyzer, which the question-in-record
     check compares tokens with (:mod:`question_texts`)."""
     out = Inputs()
     _read_questions(out, gold, queries, limits, problems)
     out.scan = LeakScan.of(out.gold, analyzer)  # fed by the corpus reader (question_texts)
+    out.labelled = LabelledDigests.of(out.gold) if labelled else None  # fed by the corpus reader too
     if run is not None:
         out.run = _read(out, run, problems, read_run, limits, problems)
     out.corpus_reader = partial(_corpus, out, corpus, limits, problems, on_doc, hook)
@@ -201,7 +208,8 @@ def _with_texts(gold: Gold | None, texts: dict[str, str] | None, file: str, prob
 
 def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, on_doc, hook) -> Corpus | None:
     """The corpus read (the gold questions looked for in it: their warnings follow its problems)."""
-    corpus = _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, scan=out.scan, hook=hook)
+    corpus = _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, scan=out.scan, hook=hook,
+                   labelled=out.labelled)
     if out.scan is not None and corpus is not None:
         out.scan.report(corpus, problems)
     return corpus
@@ -241,25 +249,28 @@ def _fast_or_none(reader, limits: Limits, hasher=None):
 
 
 def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=None, hasher=None,
-                scan: LeakScan | None = None, hook: RecordHook | None = None) -> Corpus:
+                scan: LeakScan | None = None, hook: RecordHook | None = None,
+                labelled: LabelledDigests | None = None) -> Corpus:
     """A corpus: the fast reader when nothing is unusual (and no ``on_doc``),
-    else the exact one, which reports the problems. ``scan`` and ``hook``
-    see every valid record (:mod:`question_texts`; the dense retriever)."""
+    else the exact one, which reports the problems. ``scan``, ``hook`` and
+    ``labelled`` see every valid record (:mod:`question_texts`; the dense
+    retriever; :mod:`labelled`)."""
     every = hook.add if hook is not None and on_doc is None else on_doc
     seen = scan.hook(every) if scan is not None else every
+    seen = labelled.hook(seen) if labelled is not None else seen
     entry = formats.find("corpus", source.format)
     if entry.fast is not None and on_doc is None:
-        reader = partial(entry.fast, source, on_block=_on_block(scan, hook))
+        reader = partial(entry.fast, source, on_block=_on_block(scan, hook, labelled))
         got = _fast_or_none(reader, limits, hasher)
         if got is not None:
             return got
-        for seer in (scan, hook):
+        for seer in (scan, hook, labelled):
             if seer is not None:
                 seer.clear()  # the exact reader starts over
     return entry.read(source, limits, problems, seen, hasher)
 
 
-def _on_block(*seers: LeakScan | RecordHook | None) -> Callable[[int, list], None] | None:
+def _on_block(*seers: LeakScan | RecordHook | LabelledDigests | None) -> Callable[[int, list], None] | None:
     """The fast reader's ``on_block``: each of ``seers`` (None: not there) in turn."""
     hooks = [seer.block for seer in seers if seer is not None]
     if len(hooks) < 2:

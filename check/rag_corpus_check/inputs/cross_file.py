@@ -3,6 +3,7 @@ scales, snapshots and labels on documents that should not be served."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
 from operator import attrgetter
 
@@ -57,7 +58,13 @@ def check_snapshot(declared, label, fingerprint, file, line, what, problems, qid
     )
 
 
-def check_labels(cfg: Config, corpus: Corpus, gold: Gold, problems: P.Problems) -> None:
+# Of some document ids, those the base revision's corpus holds (with a base
+# compared): a label on one of them that the head's corpus lacks is on a
+# document the pull request deleted.
+AtBase = Callable[[set[str]], set[str]]
+
+
+def check_labels(cfg: Config, corpus: Corpus, gold: Gold, problems: P.Problems, at_base: AtBase | None = None) -> None:
     """The cross-file checks that need no ranking, made before the ranking is
     (a retrieval can take minutes; a label on a missing document makes its
     result worthless): labelled ids unknown or inactive, grades off the scale,
@@ -67,19 +74,20 @@ def check_labels(cfg: Config, corpus: Corpus, gold: Gold, problems: P.Problems) 
     if chunks.level(corpus, gold) == chunks.DOCUMENT:
         corpus = chunks.labelled_documents(corpus, gold, problems)
     label = corpus_snapshot(cfg, corpus, problems)
-    _gold_problems(cfg, corpus, gold, problems, label, corpus.facts(gold.labelled(), set()))
+    _gold_problems(cfg, corpus, gold, problems, label, corpus.facts(gold.labelled(), set()), at_base)
 
 
-def _gold_problems(cfg: Config, corpus: Corpus, gold: Gold, problems: P.Problems, label, facts) -> None:
+def _gold_problems(cfg: Config, corpus: Corpus, gold: Gold, problems: P.Problems, label, facts,
+                   at_base: AtBase | None) -> None:
     fp = corpus.fingerprint
     check_snapshot(gold.snapshot, label, fp, *snapshot_where(gold), "the gold set", problems)
     grades_ok = _on_scale(gold, cfg.max_grade)
     if facts.suspects or not grades_ok or not _snapshots_ok(map(_SNAPSHOT, gold.queries.values()), label, fp):
-        _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok)
+        _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok, at_base)
 
 
 def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.Problems,
-                labels_checked: bool = False) -> None:
+                labels_checked: bool = False, at_base: AtBase | None = None) -> None:
     """Every cross-file check; with ``labels_checked`` (:func:`check_labels`
     made them before the ranking) only those that need the run."""
     label = corpus_snapshot(cfg, corpus, P.Problems() if labels_checked else problems)  # reported once
@@ -90,7 +98,7 @@ def cross_check(cfg: Config, corpus: Corpus, gold: Gold, run: Run, problems: P.P
     # that are unknown, snapshots that differ.
     facts = corpus.facts(set() if labels_checked else gold.labelled(), run.ranked_ids())
     if not labels_checked:
-        _gold_problems(cfg, corpus, gold, problems, label, facts)
+        _gold_problems(cfg, corpus, gold, problems, label, facts, at_base)
     if facts.unknown or not _snapshots_ok(map(_SNAPSHOT, run.queries.values()), label, fp):
         _ranking_problems(corpus, run, problems, label, facts.unknown)
     _question_problems(cfg, gold, run, problems)
@@ -136,26 +144,31 @@ def _snapshots_ok(declared, label, fp) -> bool:
     return all(s is None or _snapshot_ok(s, label, fp) for s in set(declared))
 
 
-def _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok) -> None:
+def _label_problems(cfg, corpus, gold, problems, label, facts, grades_ok, at_base: AtBase | None) -> None:
     suspects = facts.suspects
+    unknown = {d for d, doc in suspects.items() if doc is None}
+    deleted = at_base(unknown) if unknown and at_base is not None else set()
     for q in gold.queries.values():
         if q.snapshot is not None:
             check_snapshot(q.snapshot, label, corpus.fingerprint, *where(gold, q), "the gold set", problems,
                            q.query_id)
         if q.relevant and not suspects.keys().isdisjoint(q.relevant):
-            _suspect_labels(cfg, corpus, gold, q, facts, problems)
+            _suspect_labels(cfg, corpus, gold, q, facts, problems, deleted)
     if not grades_ok:
         _scale_problem(cfg, gold, problems)
 
 
-def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
-    """The labels of one question on unknown or inactive documents."""
+def _suspect_labels(cfg, corpus, gold, q, facts, problems, deleted: set[str]) -> None:
+    """The labels of one question on unknown, deleted or inactive documents."""
     severity = P.ERROR if cfg.inactive_labels == "error" else P.WARNING
     for doc_id, grade in q.relevant.items():
         if doc_id not in facts.suspects:
             continue  # known and active
         doc, (file, line) = facts.suspects[doc_id], where(gold, q, doc_id)
-        if doc is None:
+        if doc_id in deleted:
+            problems.add(P.CONSISTENCY, _deleted_label(q.query_id, corpus.file, grade >= cfg.min_grade),
+                         file=file, line=line, id=doc_id, severity=P.WARNING)
+        elif doc is None:
             problems.add(
                 P.CONSISTENCY,
                 f"unknown document id in the labels of question `{safe_text(q.query_id, 60)}` "
@@ -170,6 +183,16 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems) -> None:
                 "relabel it, or set validation.inactive_labels",
                 file=file, line=line, id=doc_id, severity=severity,
             )
+
+
+def _deleted_label(query_id: str, corpus_file: str, relevant: bool) -> str:
+    """A label on a document the pull request deleted (in the base's corpus, not in the head's)."""
+    qid, where_ = safe_text(query_id, 60), f"in {corpus_file} at the base, not at the head"
+    if relevant:
+        return (f"question `{qid}` counts a document this pull request deletes as relevant ({where_}): it is "
+                "measured as a relevant document no ranking can retrieve — when the page is retired on purpose, "
+                "remove the label or give the question another relevant document")
+    return f"question `{qid}` judges a document this pull request deletes ({where_}): the label no longer counts — remove it"
 
 
 def _outside(gold, max_grade: int):

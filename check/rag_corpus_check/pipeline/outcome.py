@@ -65,6 +65,8 @@ class Measured:
     base_gold_rankings: Mapping[str, list[str]] | None = None  # the head's rankings of the base's questions, by text
     base_note: str | None = None  # how the base's questions were ranked (a note of the base's)
     vectors: object | None = None  # dense and hybrid: the vectors read (dense.folder.Vectors)
+    # a side of a comparison: labelled document -> (hash of what a retriever reads of it, status) (inputs.labelled)
+    labelled: Mapping[str, tuple[int, str]] = field(default_factory=dict)
 
 
 NOT_MEASURED = Measured()

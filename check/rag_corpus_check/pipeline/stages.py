@@ -21,7 +21,7 @@ from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.slices import Slices, measure_slices, slice_names, unknown_slices
 from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
-from rag_corpus_check.inputs.cross_file import check_labels, cross_check
+from rag_corpus_check.inputs.cross_file import AtBase, check_labels, cross_check
 from rag_corpus_check.inputs.formats import format_of, unknown_format
 from rag_corpus_check.inputs.question_texts import duplicate_questions
 from rag_corpus_check.inputs.records import without_own_id
@@ -134,13 +134,17 @@ def _may_run(problems: P.Problems, ctx: Context, options: Options) -> bool:
 
 
 def measure(root: str, cfg: Config, problems: P.Problems, options: Options, context: Context,
-            also_rank: BaseQuestions | None = None, moved: dict[str, str] | None = None) -> Measured:
+            also_rank: BaseQuestions | None = None, moved: dict[str, str] | None = None,
+            at_base: AtBase | None = None, compared: bool = False) -> Measured:
     """load → retrieve → evaluate → validate for one tree (the head's, or
     the base's with its own problems): what it found, with the evaluation
     when it stands (no input error). ``also_rank`` (the base's questions) is
     ranked by the built-in retriever too (``base_gold_rankings``).
     ``moved``: Markdown pages the PR moved unchanged (old id → new id),
-    whose labels in the gold set are carried to the new path."""
+    whose labels in the gold set are carried to the new path. ``at_base``
+    (with a base) tells a label on a document the pull request deleted from
+    one on an id that never was (:mod:`cross_file`); ``compared`` (a side of
+    a comparison) keeps the labelled documents' hashes (:mod:`inputs.labelled`)."""
     if (cfg.run is None and cfg.ranker.runs_command
             and (refusal := command_refusal(context, options.allow_command))):
         problems.add(P.CONFIG, refusal, file=cfg.path_display)
@@ -157,12 +161,13 @@ def measure(root: str, cfg: Config, problems: P.Problems, options: Options, cont
     formats = {source.display: source.shown_format for source in sources.values()}
     inputs = read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, problems,
                          on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
-                         hook=retriever.hook() if retriever else None, analyzer=cfg.bm25.analyzer())
+                         hook=retriever.hook() if retriever else None, labelled=compared,
+                         analyzer=cfg.bm25.analyzer())
     if moved and inputs.gold is not None:
         from rag_corpus_check.inputs.markdown_corpus import carry_labels
 
         carry_labels(inputs.gold, moved, problems)
-    return _measured(cfg, problems, inputs, retriever, options, also_rank, formats)
+    return _measured(cfg, problems, inputs, retriever, options, also_rank, formats, at_base)
 
 
 @dataclass(frozen=True)
@@ -178,7 +183,7 @@ class Ranked:
 
 
 def _measured(cfg: Config, problems: P.Problems, inputs: Inputs, retriever: Ranker[Run] | None, options: Options,
-              also_rank: BaseQuestions | None, formats: Mapping[str, str]) -> Measured:
+              also_rank: BaseQuestions | None, formats: Mapping[str, str], at_base: AtBase | None = None) -> Measured:
     """retrieve → evaluate → validate. The measures need no corpus: a
     committed run is evaluated before the corpus is first asked for. A run
     still to be made is made only when the checks that need none found no error
@@ -190,7 +195,7 @@ def _measured(cfg: Config, problems: P.Problems, inputs: Inputs, retriever: Rank
         if options.shard:
             _keep_shard(gold, inputs.run, options.shard)
     ranked = Ranked(inputs.run)
-    if retriever is not None and _labels_hold(cfg, problems, inputs.corpus, gold):
+    if retriever is not None and _labels_hold(cfg, problems, inputs.corpus, gold, at_base):
         ranked = _retrieve(problems, inputs.corpus, gold, retriever, also_rank)
     ranked = _drop_identical(cfg, ranked)
     evaluated = _evaluate(cfg, gold, ranked.run) if _evaluable(problems, gold, ranked.run) else None
@@ -198,11 +203,13 @@ def _measured(cfg: Config, problems: P.Problems, inputs: Inputs, retriever: Rank
     corpus = inputs.corpus  # read now, if not yet: after the measures, which need none
     measured = Measured(gold, ranked.run, corpus, corpus_read=corpus, retrieval=ranked.retrieval, formats=formats,
                         digests={**ranked.digests, **inputs.digests}, base_gold_rankings=ranked.base_gold_rankings,
-                        base_note=ranked.base_note, vectors=ranked.vectors)
+                        base_note=ranked.base_note, vectors=ranked.vectors,
+                        labelled=inputs.labelled.digests() if inputs.labelled is not None else {})
     if evaluated is None or not _readable(problems, corpus, gold):
         return measured
     measured, evaluated = _chunked(cfg, problems, measured, ranked, evaluated)
-    return _validate(cfg, problems, measured, evaluated, options, labels_checked=retriever is not None)
+    return _validate(cfg, problems, measured, evaluated, options, labels_checked=retriever is not None,
+                     at_base=at_base)
 
 
 def _drop_identical(cfg: Config, ranked: Ranked) -> Ranked:
@@ -221,14 +228,15 @@ def _evaluable(problems: P.Problems, gold: Gold | None, run: Run | None) -> bool
     return gold is not None and run is not None and not problems.has_errors()
 
 
-def _labels_hold(cfg: Config, problems: P.Problems, corpus: Corpus | None, gold: Gold | None) -> bool:
+def _labels_hold(cfg: Config, problems: P.Problems, corpus: Corpus | None, gold: Gold | None,
+                 at_base: AtBase | None = None) -> bool:
     """The cross-file checks that need no ranking, before it is made; whether
     the ranking is worth making."""
     if not _readable(problems, corpus, gold):
         return False
     assert corpus is not None and gold is not None
     enter("validate")
-    check_labels(cfg, corpus, gold, problems)
+    check_labels(cfg, corpus, gold, problems, at_base)
     return not problems.has_errors()
 
 
@@ -279,13 +287,13 @@ def _readable(problems: P.Problems, corpus: Corpus | None, gold: Gold | None) ->
 
 
 def _validate(cfg: Config, problems: P.Problems, measured: Measured, evaluated: Evaluated, options: Options,
-              labels_checked: bool) -> Measured:
+              labels_checked: bool, at_base: AtBase | None = None) -> Measured:
     """The cross-file checks (those :func:`_labels_hold` made, not again);
     the evaluation stands when they find no error."""
     corpus, gold, run = measured.corpus, measured.gold, measured.run
     assert corpus is not None and gold is not None and run is not None
     enter("validate")
-    cross_check(cfg, corpus, gold, run, problems, labels_checked)
+    cross_check(cfg, corpus, gold, run, problems, labels_checked, at_base)
     evaluation, irrelevant = evaluated
     if problems.has_errors() or not _countable(cfg, problems, gold, evaluation, options):
         return measured

@@ -69,10 +69,11 @@ def bound_views(cfg: Config, comparison: Comparison, base: Sides, on_base_gold: 
     the base's and the head's labels and rankings), and with
     ``on_base_gold`` (the head's rankings of the base's questions) by the
     base's gold set."""
-    view_bounds(comparison.head_gold, base, scale(cfg))
+    explained = comparison.explained_by_changes
+    view_bounds(comparison.head_gold, base, scale(cfg), explained)
     if comparison.base_gold is not None and on_base_gold is not None:
         view_bounds(comparison.base_gold, Sides(base.base_gold, base.base_run, base.base_gold, on_base_gold,
-                                                known=base.head_gold), scale(cfg))
+                                                known=base.head_gold), scale(cfg), explained)
 
 
 def ledger(cfg: Config, measured: Measured) -> budget.Ledger | None:

@@ -39,6 +39,9 @@ SIGNIFICANCE = (
 )
 
 
+SHOWN_CHANGED = 200  # changed relevant documents the summary lists (the results file has every one)
+
+
 def signed(v: float | None) -> str:
     return "—" if v is None else f"{v:+.4f}"
 
@@ -57,6 +60,8 @@ def add_sections(s: Summary, data: dict) -> None:
     if cmp_["rules"] is not None:
         _rules(s, cmp_["rules"])
     if "deltas" in cmp_:
+        render.changed_documents(s, data, max_rows=SHOWN_CHANGED)
+        render.removed_questions(s, data, max_rows=SHOWN_CHANGED)
         render.deltas(s, data)
         add_explained(s, cmp_["label_debt_drops"])
         add_significance(s, data["significance"])
@@ -134,8 +139,8 @@ def _questions(s: Summary, cmp_: dict) -> None:
         _drops(s, drops)
     if rises:
         s.para("Rose most: " + ", ".join(f"{cell(q['query_id'])} ({signed(q['delta'])})" for q in rises))
-    if cmp_["added"] or cmp_["removed"]:
-        s.para(f"Questions added: {_ids(cmp_['added'])}; removed: {_ids(cmp_['removed'])}.")
+    if cmp_["added"]:
+        s.para(f"Questions added: {_ids(cmp_['added'])}.")
 
 
 def dropped(cmp_: Comparison) -> list[QuestionChange]:
@@ -176,13 +181,28 @@ def _label_parts(entry: dict) -> str:
     return "; ".join(parts)[:1000]
 
 
+CHANGED_BY = {
+    "labels": "What changed: labels only — the gold set changed; the corpus and the ranking of every question in "
+              "both revisions did not.",
+    "system": "What changed: the system only — the corpus or the rankings changed; the gold set did not.",
+    "labels and system": "What changed: both the labels and the system (corpus/run).",
+    "nothing": "What changed: nothing — the gold set, the corpus and the rankings are the same.",
+}
+
+
+def changed_by_line(changed_by: str) -> str:
+    """What changed between the revisions, in words (`changed_by`)."""
+    return CHANGED_BY.get(changed_by, "?")
+
+
 def _attribution(s: Summary, cmp_: dict) -> None:
     a = cmp_["attribution"]
-    if not a:
-        return
     s.heading("Where the change comes from", 4)
+    if not a:
+        s.para(changed_by_line(cmp_["changed_by"]))
+        return
     s.para(
-        f"Both the labels and the system (corpus/run) changed. Over the {a['questions']} questions in both "
+        f"{changed_by_line(cmp_['changed_by'])} Over the {a['questions']} questions in both "
         "revisions: *system* = head run scored on the base labels minus base; *labels* = head minus head run "
         "scored on the base labels. They add up to the total."
     )
@@ -261,7 +281,8 @@ def comparison_json(out: Outcome) -> dict | None:
         data.update({
             "deltas": [_delta_json(d) for d in cmp_.deltas], "questions": [_question_json(q) for q in cmp_.questions],
             "added": cmp_.added, "removed": cmp_.removed, "labels": cmp_.labels, "attribution": cmp_.attribution,
-            "gold_changed": cmp_.gold_changed, "system_changed": cmp_.system_changed,
+            "gold_changed": cmp_.gold_changed, "system_changed": cmp_.system_changed, "changed_by": cmp_.changed_by,
+            "removed_effect": cmp_.removed_effect, "changed_relevant": cmp_.changed_relevant,
             "unjudged_new_docs": cmp_.unjudged_new_docs, "paired_questions": cmp_.paired,
             "views": [_view_json(v) for v in cmp_.views], "new_chunks": cmp_.new_chunks,
             "relabelled_and_reranked": cmp_.relabelled_and_reranked,

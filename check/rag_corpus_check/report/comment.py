@@ -204,7 +204,8 @@ def _section(draw, *args, **kwargs) -> str:
 def render(results: dict, run: RunInfo) -> str:
     """The comment for a valid results file, under MAX_COMMENT_BYTES."""
     sections = [_section(render_.thresholds, results, level=4, max_rows=MAX_ROWS), _other_rules(results),
-                _other_means(results), _deltas(results),
+                _other_means(results), _section(render_.changed_documents, results, max_rows=MAX_ROWS),
+                _section(render_.removed_questions, results, max_rows=MAX_ROWS), _deltas(results),
                 _section(render_.worst, results, MAX_WORST, level=4, deltas=True),
                 _section(render_.problems, results, level=4, max_rows=MAX_ROWS)]
     return _fit(_head(results, run), sections, _footer(run, f"Rebuilt from `{RESULTS}` of"))

@@ -17,8 +17,10 @@ from rag_corpus_check.pipeline.outcome import (
     Outcome,
     gate_reasons,
 )
+from rag_corpus_check.report import render
 from rag_corpus_check.report.by_slice import console_lines as slice_lines
 from rag_corpus_check.report.changes import (
+    changed_by_line,
     dropped,
     moved_documents,
     pool_command,
@@ -42,7 +44,8 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
     of ``out`` when not given), which the rules, the run source and the
     conventions are rendered from."""
     data = results_dict(out) if data is None else data
-    lines = _head(out, data) + _why_failed(out) + _comparison(out) + _thresholds(out) + slice_lines(out) + _means(out)
+    lines = (_head(out, data) + _why_failed(out) + _comparison(out, data.get("comparison") or {}) + _thresholds(out)
+             + slice_lines(out) + _means(out))
     lines += _problem_lines(out)
     lines += _verdict_note(out) + _conventions(data)
     lines += _path_line("results", results_path) + _path_line("summary", summary_path)
@@ -95,14 +98,18 @@ def _head(out: Outcome, data: dict) -> list[str]:
     return lines
 
 
-def _comparison(out: Outcome) -> list[str]:
-    """With --base: the means base → head and the questions that dropped
-    most (what the summary's "What changed in this PR" opens with)."""
+def _comparison(out: Outcome, data: dict) -> list[str]:
+    """With --base: the relevant documents the PR changed and the questions
+    it removed (``data``: the results file's comparison), the means base →
+    head and the questions that dropped most (what the summary's "What
+    changed in this PR" opens with)."""
     cmp_ = out.base.comparison if out.base else None
     notes = [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
     if cmp_ is None:
         return notes
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
+    lines += _changed_lines(data.get("changed_relevant") or []) + _removed_lines(data)
+    lines.append(f"   {changed_by_line(cmp_.changed_by).lower()}")
     gated = {t.measure for t in out.thresholds}
     for v in cmp_.views:
         lines.append(f"   {view_title(v).lower()}:")
@@ -110,6 +117,44 @@ def _comparison(out: Outcome) -> list[str]:
                   + console_delta(d, gated) for d in v.deltas]
     lines += console_lines(out, pool_command(out))
     return lines + notes + _drop_lines(dropped(cmp_)) + _pool_lines(out, cmp_.unjudged_new_docs)
+
+
+def _changed_lines(docs: list[dict], shown: int = 10) -> list[str]:
+    """The relevant documents the PR changed, how each moved, and the questions that dropped."""
+    if not docs:
+        return []
+    lines = [f"   {render.CHANGED_TITLE} ({len(docs)}):"]
+    for e in docs[:shown]:
+        moves = "; ".join(f"{safe_text(q['query_id'], 40)} {render.position(q['base_position'])} -> "
+                          f"{render.position(q['head_position'])}" for q in e["questions"][:5])
+        drops = [q for q in e["questions"] if q["delta"] is not None and q["delta"] < 0]
+        fell = ", ".join(f"{safe_text(q['query_id'], 40)} {q['measure']} {signed(q['delta'])}" for q in drops[:5])
+        lines.append(f"    - {safe_text(e['doc_id'], 60)} ({_change_words(e)}): {moves}"
+                     + (f"; dropped: {fell}" if fell else ""))
+    return lines + ([f"    - ... and {len(docs) - shown} more in the summary"] if len(docs) > shown else [])
+
+
+def _change_words(e: dict) -> str:
+    """How a relevant document changed: deleted, edited, and its status base -> head when that changed."""
+    if not e["status"]:
+        return e["change"]
+    moved = f"status {safe_text(e['status'][0], 40)} -> {safe_text(e['status'][1], 40)}"
+    return moved if e["change"] == "status" else f"{e['change']}, {moved}"
+
+
+def _removed_lines(data: dict) -> list[str]:
+    """The questions the PR removed from the gold set, and what the removal alone did to the means."""
+    removed = data.get("removed") or []
+    if not removed:
+        return []
+    shown = ", ".join(safe_text(q, 40) for q in removed[:20]) + (f" and {len(removed) - 20} more"
+                                                               if len(removed) > 20 else "")
+    lines = [f"   {render.REMOVED_TITLE} ({len(removed)}): {shown}"]
+    effect = data.get("removed_effect") or {}
+    if effect:
+        lines.append("    the removal alone moved the head's means by: " + ", ".join(
+            f"{m} {signed(v['delta'])} ({fmt(v['with_removed'])} -> {fmt(v['head'])})" for m, v in effect.items()))
+    return lines
 
 
 def _pool_lines(out: Outcome, unjudged: list[dict]) -> list[str]:

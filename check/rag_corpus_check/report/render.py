@@ -161,6 +161,69 @@ def _delta_row(d: dict) -> list[str]:
             signed(bound.get("delta")) if isinstance(bound, dict) else "—", tested]
 
 
+CHANGED_TITLE = "Documents changed in this PR that the gold set marks relevant"
+REMOVED_TITLE = "Questions removed from the gold set by this PR"
+_CHANGE_WORDS = {"deleted": "deleted (no ranking can retrieve it)", "edited": "edited", "status": "status changed"}
+
+
+def position(value: object) -> str:
+    """A 1-based position in a ranking; "—" when not ranked."""
+    return "—" if value is None else count(value)
+
+
+def changed_documents(s: Summary, results: dict, max_rows: int | None = None, level: int = 4) -> None:
+    """The relevant documents the PR deleted or edited, each with the
+    questions that count it relevant: its position base → head, and the
+    question's measure base → head (the drops they explain)."""
+    docs = dicts(comparison(results).get("changed_relevant"))
+    if not docs:
+        return
+    shown = docs[:max_rows]
+    s.heading(f"{CHANGED_TITLE} ({len(docs)})", level)
+    s.para("A drop of the questions that count these documents relevant comes from the change to the documents; "
+           "the label-debt advice (pooling) is only for drops these changes do not explain.")
+    s.table(["document", "change", "question (grade): position base → head", "dropped"],
+            [_changed_row(e) for e in shown])
+    if len(shown) < len(docs):
+        s.para(f"…and {len(docs) - len(shown)} more documents (every one is in the results file's "
+               "`comparison.changed_relevant`).")
+
+
+def _changed_row(e: dict) -> list[str]:
+    questions = dicts(e.get("questions"))
+    moves = "; ".join(f"{cell(q.get('query_id'))} ({count(q.get('grade'))}): {position(q.get('base_position'))} → "
+                      f"{position(q.get('head_position'))}" for q in questions[:10])
+    drops = [q for q in questions if is_number(q.get("delta")) and q["delta"] < 0]
+    dropped = ", ".join(f"{cell(q.get('query_id'))} {measure(q.get('measure'))} {signed(q.get('delta'))}"
+                        for q in drops[:10]) or "none"
+    extra = f"; …and {len(questions) - 10} more" if len(questions) > 10 else ""
+    change, status = e.get("change"), e.get("status")
+    words = _CHANGE_WORDS.get(change, cell(change, 20)) if isinstance(change, str) else "?"
+    if isinstance(status, list) and len(status) == 2:
+        moved = f"status {cell(status[0], 40)} → {cell(status[1], 40)}"
+        words = moved if change == "status" else f"{words} ({moved})"
+    return [cell(e.get("doc_id")), words, moves + extra, dropped]
+
+
+def removed_questions(s: Summary, results: dict, max_rows: int | None = None, level: int = 4) -> None:
+    """The questions the PR removed from the gold set, and how much each of
+    the head's means moved from the removal alone."""
+    cmp_ = comparison(results)
+    removed = [q for q in cmp_.get("removed") or [] if isinstance(q, str)]
+    if not removed:
+        return
+    effect = cmp_.get("removed_effect")
+    effect = effect if isinstance(effect, dict) else {}
+    s.heading(f"{REMOVED_TITLE} ({len(removed)})", level)
+    s.para(", ".join(cell(q) for q in removed[:200]) + (" …" if len(removed) > 200 else ""))
+    if effect:
+        s.para("What the removal alone did to the head's means (the head's ranking judged over its own questions, "
+               "and over them plus the removed ones with the base's labels):")
+        rows = [[measure(m), num(v.get("with_removed")), num(v.get("head")), signed(v.get("delta"))]
+                for m, v in list(effect.items())[:max_rows] if isinstance(v, dict)]
+        s.table(["measure", "with the removed questions", "without them", "moved by the removal"], rows)
+
+
 # ---------------------------------------------------------------- questions
 
 
