@@ -2,7 +2,7 @@
 untrusted text: the JSONL, YAML, JSON and TREC readers, the fast JSONL
 blocks and corpus reader against the exact ones, and the escaping for the
 log, annotations and the Markdown summary. Targets: 0 JSONL, 1-2 YAML
-(libyaml, pure), 3 JSON document, 4 qrels, 5 TREC run, 7 fast JSONL blocks,
+(libyaml, pure), 3 JSON document, 4 qrels and CSV gold (through a field map), 5 TREC run, 7 fast JSONL blocks,
 8 fast corpus, 9 fast TREC run, 6 escaping.
 
 The first input byte picks a target (the seeds start with its digit), the
@@ -32,11 +32,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "check"))
 with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
     import yaml
 
+    from rag_corpus_check.config.load import Fields
     from rag_corpus_check.core import problems as P
     from rag_corpus_check.core.text import safe_text
     from rag_corpus_check.inputs import corpus as exact_corpus
     from rag_corpus_check.inputs import fast as fast_readers
     from rag_corpus_check.inputs import fast_trec
+    from rag_corpus_check.inputs.fieldmap import Reading
     from rag_corpus_check.inputs.gold import read_gold
     from rag_corpus_check.inputs.run import read_run
     from rag_corpus_check.report.github import command
@@ -134,6 +136,21 @@ def target_trec(data: bytes, fmt: str) -> None:
             _escaped(p.id)
 
 
+CSV_READING = Reading(Fields((("query_id", "id"), ("query", "question"), ("relevant", "docs"))), 2)
+
+
+def target_csv_gold(data: bytes) -> None:
+    """A CSV gold file through a field map: problems or an InputError, never another exception."""
+    problems = P.Problems()
+    try:
+        read_gold(_file("f.csv", data), "f.csv", "csv", LIMITS, problems, reading=CSV_READING)
+    except InputError as exc:
+        _clean(exc)
+    for p in problems.items:
+        if p.id is not None:
+            _escaped(p.id)
+
+
 def target_fast_jsonl(data: bytes) -> None:
     """The fast block reader gives up, or yields what iter_jsonl yields."""
     path = _file("f.jsonl", data)
@@ -211,6 +228,7 @@ def TestOneInput(data: bytes) -> None:
         target_json_document(body)
     elif which == 4:
         target_trec(body, "qrels")
+        target_csv_gold(body)
     elif which == 5:
         target_trec(body, "trec")
     elif which == 7:

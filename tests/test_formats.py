@@ -154,6 +154,24 @@ def test_pytrec_eval_dicts_read_as_they_are(repo, tmp_path, native):
     assert res["provenance"]["formats"]["run.json"] == "run-json"
 
 
+def test_a_csv_gold_set_reads_as_the_native_one(repo, tmp_path, native):
+    """CSV with a header row of the native names (no field map): labels as a
+    JSON object per cell score what gold.yaml scores; a bad row is exit 2 at
+    its line. Other shapes and field maps: tests/test_fieldmap.py."""
+    _, gold, _ = _example(repo)
+    rows = ["query_id,query,relevant"] + [
+        f'{q["query_id"]},"{q["query"]}","' + json.dumps(q["relevant"]).replace('"', '""') + '"' for q in gold]
+    write(repo / "gold.csv", "\n".join(rows) + "\n")
+    write(repo / "csv.yml", HEAD + 'corpus: corpus.jsonl\ngold: gold.csv\nrun: run.jsonl\nsnapshot: "2026-11-30"\n')
+    code, res, _ = _run(tmp_path, config="csv.yml")
+    assert code == 0 and _means(res) == _means(native)
+    assert res["provenance"]["formats"]["gold.csv"] == "csv"
+    write(repo / "gold.csv", "\n".join([*rows[:4], "q99,x,{}", "q98,y,7"]) + "\n")
+    code, res, _ = _run(tmp_path, "bad", config="csv.yml")
+    assert code == 2
+    assert [(p["file"], p["line"]) for p in res["problems"] if p["severity"] == "error"] == [("gold.csv", 6)]
+
+
 def test_a_distance_run_needs_run_order_ascending(repo, tmp_path, native):
     _, gold, run = _example(repo)
     _dicts(repo, gold, run, scores=float)  # a distance: the best document has the smallest score

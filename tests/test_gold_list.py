@@ -124,7 +124,7 @@ def test_files_of_other_formats_merge(kb):
     ("[]", "gold: fails schema rule `minItems`"),
     ("[gold.yaml, gold.yaml]", "gold: fails schema rule `uniqueItems`"),
     ("[gold.yaml, 5]", "gold[1]: expected string, got integer"),
-    ("5", "gold: expected string or array, got integer"),
+    ("5", "gold: expected string or array or object, got integer"),
     ('["gold.yaml", "a\\nb"]', "gold[1]: contains a control character or line break"),
 ])
 def test_the_schema_of_the_list(kb, gold, message):

@@ -49,12 +49,17 @@ VALID = {
     ("config", ""): VALID_CONFIG,
     ("config+dataset", ""): VALID_DATASET,  # the config schema, its other shape
     ("config+gold-list", ""): {**VALID_CONFIG, "gold": ["gold.yaml", "labels.yaml"]},  # gold: as a list
+    ("config+fields", ""): {  # gold: and corpus: as objects with field maps (an if/then in the corpus's)
+        **VALID_CONFIG, "gold": {"path": "eval/golden.jsonl", "fields": {"query_id": "id", "relevant": "docs"}},
+        "corpus": {"format": "jsonl", "path": "c.jsonl", "fields": {"id": "chunk_id", "text": "content"}},
+        "relevance": {"min_grade": 1, "max_grade": 2, "list_grade": 2}},
     ("beir", "#/$defs/document"): {"_id": "d1", "title": "T", "text": "t", "metadata": {"url": "x"}, "other": 1},
     ("beir", "#/$defs/query"): {"_id": "q1", "text": "why", "metadata": {"source": "x"}, "x": 1},
     ("corpus", ""): {"id": "d1", "text": "t", "title": "T", "type": "faq", "status": "stale",
                      "snapshot": "s", "metadata": {"a": [1]}},
     ("run", ""): {"query_id": "q1", "ranking": ["d1", "d2"], "snapshot": "s"},
-    ("gold", "#/$defs/query"): {"query_id": "q1", "query": "why", "relevant": {"d1": 2, "d2": 0}},
+    ("gold", "#/$defs/query"): {"query_id": "q1", "query": "why", "relevant": {"d1": 2, "d2": 0},
+                                "answerable": True},
 }
 
 ODD = st.one_of(

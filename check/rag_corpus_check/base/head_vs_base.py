@@ -339,8 +339,8 @@ def _compare(cfg: Config, base_cfg: Config, tree: BaseTree, begun: Begun, compar
     level = R.level_change(base_measured.level, head.level)
     rules = compared.rules if level is None else R.with_loosened(compared.rules, level)
     on_base = _on_base_rankings(base_side, head_side, head.base_gold_rankings)
-    on_base_gold = evaluate(base_side.gold, on_base, measures, options)
     assert head.gold is not None and base_measured.gold is not None
+    on_base_gold = evaluate(base_side.gold, on_base, measures, options, base_measured.gold.unanswerable())
     tags = (base_measured.gold.tags(), head.gold.tags())
     names, left_out = slice_names(cfg, *tags)
     if not charge_comparison(cfg, begun.problems, book, (base_side, head_side), on_base_gold, tags, names):
@@ -442,8 +442,8 @@ def _side(measured: Measured, measures: list[Measure], options: MeasureOptions) 
     gold, run, corpus = measured.gold, measured.run, measured.corpus_read
     assert measured.evaluation is not None and gold is not None and run is not None and corpus is not None
     grades, rankings = gold.grades(), run.rankings()
-    return Side(evaluate(grades, rankings, measures, options), grades, rankings, corpus.fingerprint,
-                corpus.ids(), {qid: q.text for qid, q in gold.queries.items()}, corpus.parents,
+    return Side(evaluate(grades, rankings, measures, options, gold.unanswerable()), grades, rankings,
+                corpus.fingerprint, corpus.ids(), {qid: q.text for qid, q in gold.queries.items()}, corpus.parents,
                 dict(measured.labelled))
 
 

@@ -235,9 +235,17 @@ def _listing(cfg: Config, out_path: str) -> list[str]:
     if target is not None:
         return [f"Then add the grades to the gold set of {cfg.path_display} ({target.rel}) and commit that file:",
                 "  " + command_line(cfg, os.path.relpath(out_path))]
+    if cfg.gold_fields is not None:
+        return [_into_mapped(cfg) + "."]
     mapped = ["The grades are read through the config's `relevance.map`, as the gold file's are."] if cfg.grade_map else []
     return mapped + [f"Then commit this file next to the gold file and list both under `gold:` in {cfg.path_display}:",
                      "  gold: [" + ", ".join([*cfg.gold_files, os.path.relpath(out_path, cfg.base_dir)]) + "]"]
+
+
+def _into_mapped(cfg: Config) -> str:
+    """Where the grades of a worksheet go when the gold set is read through a field map."""
+    return (f"copy the grades into {safe_text(cfg.gold, 300)} in its own shape (`gold.fields` in "
+            f"{cfg.path_display} reads that file, not a worksheet)")
 
 
 def _scale(cfg: Config) -> str:
@@ -292,6 +300,8 @@ def _next(cfg: Config, path: str) -> str:
     from rag_corpus_check.commands.add_labels import command_line, labels_target
 
     target = labels_target(cfg)
+    if cfg.gold_fields is not None:
+        return _into_mapped(cfg)
     if target is None:
         return f"list the file under `gold:` in {cfg.path_display} (its first lines say how)"
     return (f"add the grades to {safe_text(target.rel, 300)} and commit that file:\n    "

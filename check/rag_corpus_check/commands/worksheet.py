@@ -74,9 +74,12 @@ def select(gold: Gold, head: dict[str, list[str]], base: dict[str, list[str]] | 
     """Per gold question (in natural order), the documents in the top
     ``depth`` of ``head`` (and of ``base``) that it does not judge; with
     ``changed_only``, only the questions whose top ``depth`` changed (another
-    set of documents, or a question the base does not have)."""
+    set of documents, or a question the base does not have). A question
+    unanswerable by design is not pooled: what it retrieves is no label debt."""
     found = []
     for qid in sorted(gold.queries, key=natural_key):
+        if gold.queries[qid].answerable is False:
+            continue
         top, was = head.get(qid, [])[:depth], (base or {}).get(qid, [])[:depth]
         if changed_only and not _changed(qid, top, was, base):
             continue

@@ -99,6 +99,26 @@ class SliceRule:
 
 
 @dataclass(frozen=True)
+class Fields:
+    """A field map (`gold: {path, fields}`, `corpus: {path, fields}`): the
+    native fields a file writes under names of its own, as ``(native, the
+    file's name)`` pairs in the config's order. A native field it does not
+    rename keeps its native name."""
+
+    renamed: tuple[tuple[str, str], ...] = ()
+
+    def name(self, native: str) -> str:
+        """The name the file writes ``native`` under."""
+        return next((written for field_, written in self.renamed if field_ == native), native)
+
+    def renames(self, native: str) -> bool:
+        return any(field_ == native for field_, _ in self.renamed)
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{native}: {written}" for native, written in self.renamed) + "}"
+
+
+@dataclass(frozen=True)
 class MarkdownSpec:
     """`corpus: {format: markdown, ...}`: which pages (globs relative to the
     config's folder, `exclude` left out) and how they are chunked (`heading`:
@@ -139,6 +159,9 @@ class Config:
     gold_format: str = "auto"
     run_format: str = "auto"
     corpus_format: str = "jsonl"
+    gold_fields: Fields | None = None  # `gold: {path, fields}`: read through the field map (inputs/fieldmap.py)
+    corpus_fields: Fields | None = None  # `corpus: {path, fields}`
+    list_grade: int = 1  # relevance.list_grade: the grade of a document a question lists as a plain id
     markdown: MarkdownSpec | None = None  # `corpus: {format: markdown}`: its pages (``corpus`` is then their globs, shown)
     queries: str | None = None  # a file of question texts (BEIR's queries.jsonl)
     extra_gold: tuple[str, ...] = ()  # the rest of a `gold:` list, merged with the first
@@ -261,6 +284,7 @@ def _build(doc: dict, display: str, base_dir: str) -> Config:
     return Config(
         path_display=display, base_dir=base_dir, **_files(doc, fmt), run=doc.get("run"),
         k=doc["k"], min_grade=rel.get("min_grade", 1), max_grade=rel.get("max_grade", 2),
+        list_grade=rel.get("list_grade", 1),
         grade_map={int(k): v for k, v in (rel.get("map") or {}).items()},
         gain=met.get("gain", "linear"), short_list=met.get("short_list", "pad"),
         ignore_identical_ids=met.get("ignore_identical_ids", False), snapshot=doc.get("snapshot"),
@@ -286,9 +310,9 @@ def _files(doc: dict, fmt: dict) -> dict:
     data = doc.get("dataset")
     if data is None:
         gold = doc["gold"]
-        first, *rest = [gold] if isinstance(gold, str) else gold
+        first, *rest = [gold] if isinstance(gold, str) else [gold["path"]] if isinstance(gold, dict) else gold
         return {**_corpus(doc["corpus"]), "gold": first, "extra_gold": tuple(rest),
-                "gold_format": fmt.get("gold", "auto")}
+                "gold_format": fmt.get("gold", "auto"), "gold_fields": _fields(gold)}
     path = data["path"]
     if data["format"] == "llamaindex":
         return {"corpus": path, "gold": path, "corpus_format": "llamaindex", "gold_format": "llamaindex"}
@@ -297,12 +321,19 @@ def _files(doc: dict, fmt: dict) -> dict:
             "corpus_format": "beir", "gold_format": "beir"}
 
 
+def _fields(spec) -> Fields | None:
+    """The field map of a `gold:` or `corpus:` object (None: the native names, read as they always were)."""
+    if not isinstance(spec, dict) or "fields" not in spec:
+        return None
+    return Fields(tuple((native, written) for native, written in spec["fields"].items()))
+
+
 def _corpus(corpus: str | dict) -> dict:
     """`corpus:` as a file (a string, or `{path: ...}`), or Markdown pages."""
     if isinstance(corpus, str):
         return {"corpus": corpus}
     if corpus.get("format", "jsonl") == "jsonl":
-        return {"corpus": corpus["path"]}
+        return {"corpus": corpus["path"], "corpus_fields": _fields(corpus)}
     spec = MarkdownSpec(tuple(corpus["paths"]), tuple(corpus.get("exclude", ())), corpus.get("chunk", "heading"))
     return {"corpus": spec.shown, "corpus_format": "markdown", "markdown": spec}
 
@@ -321,9 +352,21 @@ def _consistent(cfg: Config, doc: dict, problems: P.Problems) -> bool:
                       ["relevance", "min_grade"]))
     if cfg.run is None:  # the retriever's settings matter only when it retrieves
         found += _retriever_problems(cfg)
+    found += _field_problems(cfg)
     for message, path in found:
         problems.add(P.CONFIG, message, file=cfg.path_display, line=line_of(doc, path))
     return not found
+
+
+def _field_problems(cfg: Config) -> list[tuple[str, list[str]]]:
+    """A field map that reads one field of the file as two native fields."""
+    found = []
+    for key, fields in (("gold", cfg.gold_fields), ("corpus", cfg.corpus_fields)):
+        written = [name for _, name in fields.renamed] if fields is not None else []
+        twice = sorted({name for name in written if written.count(name) > 1})
+        found += [(f"`{key}.fields` reads the field `{safe_text(name, 60)}` as two native fields; map each "
+                   "native field to a field of its own", [key, "fields"]) for name in twice]
+    return found
 
 
 def _retriever_problems(cfg: Config) -> list[tuple[str, list[str]]]:

@@ -172,6 +172,7 @@ _WORDING = {
     "maxItems": lambda val, inst, schema: f"more than {val} items",
     "maxProperties": lambda val, inst, schema: (
         f"{len(inst) if isinstance(inst, dict) else 'too many'} entries, more than the {val} allowed"),
+    "minProperties": lambda val, inst, schema: "must not be empty" if val == 1 else f"fewer than {val} entries",
     "not": lambda val, inst, schema: "contains a control character or line break",
     "pattern": lambda val, inst, schema: (
         "is not a glob relative to the config's folder (no `..`, no `.git`, not absolute)"
@@ -378,9 +379,14 @@ _KEYWORDS = {
     "not": lambda arg, v, s, r: not _ok(arg, v, r),
     "oneOf": lambda arg, v, s, r: sum(1 for sub in arg if _ok(sub, v, r)) == 1,
     "anyOf": lambda arg, v, s, r: any(_ok(sub, v, r) for sub in arg),
+    "allOf": lambda arg, v, s, r: all(_ok(sub, v, r) for sub in arg),
     "dependentSchemas": lambda arg, v, s, r: not isinstance(v, dict) or all(
         _ok(sub, v, r) for k, sub in arg.items() if k in v),
     "maxProperties": _on(lambda v, a: not isinstance(v, dict) or len(v) <= a),
+    "minProperties": _on(lambda v, a: not isinstance(v, dict) or len(v) >= a),
+    "if": lambda arg, v, s, r: _ok(s.get("then", True) if _ok(arg, v, r) else s.get("else", True), v, r),
+    "then": lambda arg, v, s, r: True,  # decided with "if"
+    "else": lambda arg, v, s, r: True,
     "uniqueItems": lambda arg, v, s, r: not arg or not isinstance(v, list) or _distinct(v),
 }
 

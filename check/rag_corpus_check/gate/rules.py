@@ -28,9 +28,13 @@ OVERRIDE = "head-override"
 NO_BASE = "head-no-base"
 SOURCES = (BASE, FIRST_INTRODUCTION, OVERRIDE, NO_BASE)
 
-CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map", "run_order", "ignore_identical_ids",
-               "judged_only")
+CONVENTIONS = ("k", "gain", "short_list", "min_grade", "max_grade", "grade_map", "list_grade", "run_order",
+               "ignore_identical_ids", "judged_only")
 VALIDATION = ("inactive_labels", "missing_queries", "extra_queries")
+# How the gold set and the corpus are read (`gold.fields`, `corpus.fields`):
+# locked to the base like the conventions, but each side reads its own files
+# with its own (a renamed field is renamed in the files and the map together).
+READING = ("gold_fields", "corpus_fields")
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ def decide(base: Config, head: Config, layouts: tuple[Layout, Layout], configure
     base_layout, head_layout = layouts
     for message in _layout_changes(base_layout, head_layout, configured, prefix):
         _loose(message, changes, loosened)
-    for message in _convention_changes(base, head) + corpus_changes(base, head):
+    for message in _convention_changes(base, head) + corpus_changes(base, head) + _reading_changes(base, head):
         _loose(message, changes, loosened)
     for message in _ranking_changes(ranking(base, base_layout.run), ranking(head, head_layout.run)):
         _loose(message, changes, loosened)
@@ -229,6 +233,16 @@ def _convention_changes(base: Config, head: Config) -> list[str]:
     """Numbers under other conventions are not comparable: any change loosens."""
     return [f"convention `{name}` changed: {getattr(base, name)} → {getattr(head, name)}"
             for name in CONVENTIONS if getattr(base, name) != getattr(head, name)]
+
+
+def _reading_changes(base: Config, head: Config) -> list[str]:
+    """A field map changed: the head's files are read another way (the base's map reads them)."""
+    return [f"`{name.replace('_fields', '.fields')}` changed: {_fields(getattr(base, name))} → "
+            f"{_fields(getattr(head, name))}" for name in READING if getattr(base, name) != getattr(head, name)]
+
+
+def _fields(fields) -> str:
+    return "none" if fields is None else str(fields)
 
 
 def corpus_changes(base: Config, head: Config) -> list[str]:
@@ -287,7 +301,7 @@ def enforce(rules: Rules, base: Config, head: Config) -> Config:
 
     severities: dict[str, Any] = {name: "error" for name in VALIDATION
                                   if "error" in (getattr(base, name), getattr(head, name))}
-    enforced = replace(head, **_conventions(base), **severities,
+    enforced = replace(head, **_conventions(base), **severities, **{name: getattr(base, name) for name in READING},
                        thresholds=merge_thresholds(base.thresholds, head.thresholds),
                        per_question=_stricter(base.per_question, head.per_question),
                        significance=stricter_alpha(base.significance, head.significance),

@@ -6,7 +6,8 @@ digest of each file.
 Modules: :mod:`records` (what is kept), :mod:`corpus`, :mod:`gold`,
 :mod:`run` (the exact readers), :mod:`fast` and :mod:`fast_trec` (the fast
 readers of a JSONL corpus and a TREC run),
-:mod:`checks` (record validity from the schemas);
+:mod:`checks` (record validity from the schemas); :mod:`fieldmap` (questions
+and documents in a team's own field names, through the config's field maps);
 :mod:`chunks` (chunked corpora), :mod:`question_texts` (gold question texts
 as data), :mod:`labelled` (what a retriever reads of each labelled document,
 hashed for a comparison with the base), :mod:`cross_file` (checks across
@@ -22,10 +23,10 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Protocol
 
-from rag_corpus_check.config.load import MarkdownSpec
+from rag_corpus_check.config.load import Fields, MarkdownSpec
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.inputs import formats
+from rag_corpus_check.inputs import fieldmap, formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.labelled import LabelledDigests
 from rag_corpus_check.inputs.question_texts import LeakScan
@@ -72,10 +73,25 @@ class Source:
     format: str = "jsonl"
     grade_map: tuple[tuple[int, int], ...] = ()  # relevance.map, for a gold set
     order: str = "descending"  # formats.run_order, for a scored run
+    fields: Fields | None = None  # the field map of `gold:` or `corpus:` as an object (inputs/fieldmap.py)
+    list_grade: int = 1  # relevance.list_grade, for a gold set
     # A Markdown corpus (``real`` is then the config's folder, ``display`` the globs):
     # its MarkdownSpec, and the root its pages must stay inside.
     markdown: MarkdownSpec | None = None
     root: str = ""
+
+    @property
+    def reading(self) -> fieldmap.Reading | None:
+        """How a gold file's questions are read through its field map (None:
+        the native reader); a CSV file has one always (its columns' names)."""
+        if self.fields is None and self.format != "csv":
+            return None
+        return fieldmap.Reading(self.fields or Fields(), self.list_grade)
+
+    @property
+    def native(self) -> Callable[..., dict | None] | None:
+        """A corpus line as the native document, through the field map (None: native already)."""
+        return partial(fieldmap.document, self.fields) if self.fields is not None else None
 
     @property
     def shown_format(self) -> str:
@@ -259,7 +275,7 @@ def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=Non
     seen = scan.hook(every) if scan is not None else every
     seen = labelled.hook(seen) if labelled is not None else seen
     entry = formats.find("corpus", source.format)
-    if entry.fast is not None and on_doc is None:
+    if entry.fast is not None and on_doc is None and source.fields is None:  # a field map: the exact reader
         reader = partial(entry.fast, source, on_block=_on_block(scan, hook, labelled))
         got = _fast_or_none(reader, limits, hasher)
         if got is not None:

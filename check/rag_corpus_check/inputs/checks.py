@@ -187,7 +187,11 @@ def gold_query(r: object) -> bool:
     assert isinstance(r, dict)
     return (ID.ok(r["query_id"]) and _optional(r, "query", QUERY_TEXT.ok) and _relevant_ok(r["relevant"])
             and _optional(r, "snapshot", SNAPSHOT.ok) and _optional(r, "metadata", _is_dict)
-            and _optional(r, "tags", tags_ok))
+            and _optional(r, "tags", tags_ok) and _optional(r, "answerable", _is_bool))
+
+
+def _is_bool(v: object) -> bool:
+    return type(v) is bool
 
 
 def tags_ok(tags: object) -> bool:

@@ -171,7 +171,7 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems, deleted: set[str]) ->
         elif doc is None:
             problems.add(
                 P.CONSISTENCY,
-                f"unknown document id in the labels of question `{safe_text(q.query_id, 60)}` "
+                f"unknown document id in {_labels_of(gold)} of question `{safe_text(q.query_id, 60)}` "
                 f"(not in {corpus.file}) — remove the label or add the document",
                 file=file, line=line, id=doc_id,
             )
@@ -183,6 +183,11 @@ def _suspect_labels(cfg, corpus, gold, q, facts, problems, deleted: set[str]) ->
                 "relabel it, or set validation.inactive_labels",
                 file=file, line=line, id=doc_id, severity=severity,
             )
+
+
+def _labels_of(gold) -> str:
+    """How a message names a question's labels: by the field the file writes them in, under a field map."""
+    return "the labels" if gold.labels_field == "relevant" else f"`{safe_text(gold.labels_field, 60)}`"
 
 
 def _deleted_label(query_id: str, corpus_file: str, relevant: bool) -> str:

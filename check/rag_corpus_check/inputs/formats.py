@@ -41,7 +41,7 @@ class Format:
 
 def _gold(source, limits, problems, hasher=None):
     return exact_gold.read_gold(source.real, source.display, source.format, limits, problems, hasher,
-                                dict(source.grade_map))
+                                dict(source.grade_map), source.reading)
 
 
 def _run(source, limits, problems, hasher=None):
@@ -75,7 +75,7 @@ def _call(fn, *keep: str) -> Reader:
 
 FORMATS: tuple[Format, ...] = (
     Format("jsonl", "corpus", lambda s, limits, problems, seen, hasher: exact_corpus.read_corpus(
-        s.real, s.display, limits, problems, seen, hasher), fast=_fast_corpus,
+        s.real, s.display, limits, problems, seen, hasher, native=s.native), fast=_fast_corpus,
         summary="one JSON object a line (the native format)"),
     Format("markdown", "corpus", _markdown,
            summary="a folder of Markdown pages, chunked by heading (`corpus: {format: markdown, paths: [...]}`)"),
@@ -91,6 +91,7 @@ FORMATS: tuple[Format, ...] = (
     Format("qrels", "gold", _gold, (".qrels",), summary="TREC qrels: `query-id 0 doc-id grade` lines"),
     Format("qrels-json", "gold", _call(foreign.read_qrels_json, "grade_map"),
            summary="pytrec_eval/ir_datasets JSON qrels `{query: {doc: grade}}`"),
+    Format("csv", "gold", _gold, (".csv",), summary="CSV with a header row, a question a row"),
     Format("beir", "gold", _gold, summary="BEIR's qrels/<split>.tsv (with a header line)", dataset=True),
     Format("llamaindex", "gold", _call(foreign.read_llamaindex_gold),
            summary="the `queries` and `relevant_docs` of a LlamaIndex dataset", dataset=True),

@@ -1,5 +1,7 @@
 """The exact gold readers: a YAML or JSON document, JSONL (a question per
-line), TREC qrels (``qid iter docid grade``)."""
+line), CSV with a header row, TREC qrels (``qid iter docid grade``). With a
+field map (and always for CSV) each question is read through
+:mod:`fieldmap`, and a YAML or JSON document may be a plain list of questions."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import re
 from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.schemas import describe_error, error_path, errors, quick_check
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.inputs.checks import gold_query
+from rag_corpus_check.inputs.checks import SNAPSHOT, gold_query
+from rag_corpus_check.inputs.fieldmap import Reading, question
 from rag_corpus_check.inputs.foreign import mapped
 from rag_corpus_check.inputs.records import Gold, GoldQuery
 from rag_corpus_check.inputs.validity import (
@@ -20,6 +23,7 @@ from rag_corpus_check.inputs.validity import (
 )
 from rag_corpus_check.safe_io import (
     Limits,
+    iter_csv,
     iter_jsonl,
     iter_text_lines,
     json_keys,
@@ -32,19 +36,87 @@ from rag_corpus_check.safe_io import (
 BEIR_HEADER = ["query-id", "corpus-id", "score"]
 
 
+MAPPABLE = ("jsonl", "yaml", "json", "csv")  # the formats a field map reads
+
+
 def read_gold(real: str, file: str, fmt: str, limits: Limits, problems: P.Problems, hasher=None,
-              grade_map: dict[int, int] | None = None) -> Gold:
+              grade_map: dict[int, int] | None = None, reading: Reading | None = None) -> Gold:
     """``grade_map`` (`relevance.map`) turns each grade as written into the
-    grade used, before any rule sees it."""
+    grade used, before any rule sees it. ``reading``: the field map the
+    questions are read through (:mod:`fieldmap`; CSV always has one)."""
     gold = Gold(file=file, format=fmt)
     grade_map = grade_map or {}
-    if fmt in ("qrels", "beir"):
+    if fmt == "csv":
+        reading = reading or Reading()
+        reading = Reading(reading.fields, reading.list_grade, cells=True)
+    if reading is not None:
+        gold.labels_field = reading.fields.name("relevant")
+        _read_mapped(real, file, fmt, limits, problems, gold, hasher, grade_map, reading)
+    elif fmt in ("qrels", "beir"):
         _read_qrels(real, file, limits, problems, gold, hasher, grade_map, beir=fmt == "beir")
     elif fmt == "jsonl":
         _read_jsonl(real, file, limits, problems, gold, hasher, grade_map)
     else:
         _read_document(real, file, fmt, limits, problems, gold, hasher, grade_map)
     return gold
+
+
+def _read_mapped(real, file, fmt, limits, problems, gold, hasher, grade_map, reading: Reading) -> None:
+    """Questions in the team's shape, one record at a time through the field map."""
+    for line, rec in _records(real, file, fmt, limits, problems, gold, hasher, reading):
+        found = question(rec, reading, file, line, problems)
+        if found is not None:
+            native, label_lines = found
+            _add_query(gold, _mapped(native, grade_map), line, label_lines, file, problems)
+
+
+def _records(real, file, fmt, limits, problems, gold, hasher, reading: Reading):
+    """``(line, record)`` of each question of a file read through a field map."""
+    if fmt == "csv":
+        yield from iter_csv(real, file, limits, hasher)
+        return
+    if fmt == "jsonl":
+        yield from iter_jsonl(real, file, limits, hasher=hasher, bad_line=problems.add_input_error)
+        return
+    doc, text = _parse_mapped(real, file, fmt, limits, hasher)
+    records = doc.get("queries") if isinstance(doc, dict) else doc
+    if not isinstance(records, list):
+        problems.add(P.SCHEMA, "a gold document read through a field map is a list of questions (or a mapping "
+                     "with a `queries:` list)", file=file, line=1)
+        return
+    if isinstance(doc, dict) and "snapshot" in doc:
+        _document_snapshot(gold, doc, file, problems)
+    lines = _record_lines(records, text, reading) if text is not None else None
+    for i, rec in enumerate(records):
+        yield (line_of(records, [i]) if text is None else _safe_index(lines, i)), rec
+
+
+def _document_snapshot(gold: Gold, doc: dict, file: str, problems: P.Problems) -> None:
+    """The `snapshot:` of a gold document read through a field map, by the native rule."""
+    line = line_of(doc, ["snapshot"])
+    if SNAPSHOT.ok(doc["snapshot"]):
+        gold.snapshot, gold.snapshot_line = doc["snapshot"], line
+        return
+    first = errors("gold", {"queries": [], "snapshot": doc["snapshot"]})[:1]  # the type's, when that is wrong
+    for err in first:
+        problems.add(P.SCHEMA, describe_error(err), file=file, line=line)
+
+
+def _parse_mapped(real, file, fmt, limits, hasher):
+    """A YAML or JSON document, and for JSON its text (YAML keeps lines itself)."""
+    if fmt == "yaml":
+        return load_yaml(read_bytes(real, file, limits.max_file_bytes, hasher), file, limits), None
+    return load_json_document(real, file, limits, hasher)
+
+
+def _record_lines(records: list, text: str, reading: Reading) -> list[int] | None:
+    """The line of each question of a JSON document: the n-th occurrence of
+    a field every question has (its id, text or labels field, as written)."""
+    names = [reading.fields.name(f) for f in ("query_id", "query", "relevant")]
+    for name in names:
+        if all(isinstance(r, dict) and name in r for r in records):
+            return [line for key, line, _end in json_keys(text) if key == name] or None
+    return None
 
 
 def _mapped(rec, grade_map: dict[int, int]):
@@ -241,7 +313,7 @@ def _add_query(gold: Gold, rec: dict, line, label_lines, file: str, problems: P.
         )
         return
     gold.queries[qid] = GoldQuery(qid, line, dict(rec["relevant"]), label_lines, rec.get("query"),
-                                  rec.get("snapshot"), tuple(rec.get("tags", ())))
+                                  rec.get("snapshot"), tuple(rec.get("tags", ())), rec.get("answerable"))
 
 
 _GRADE = re.compile(r"-?[0-9]{1,6}")

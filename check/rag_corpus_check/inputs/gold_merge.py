@@ -89,19 +89,19 @@ def _question(merged: MergedGold, file: str, q: GoldQuery, problems: P.Problems)
         if file != merged.file:
             merged.origins[q.query_id] = file
         return
-    for what in ("text", "snapshot"):
+    for what in ("text", "snapshot", "answerable"):
         _same(merged, have, file, q, what, problems)
     _same_tags(merged, have, file, q, problems)
     for doc_id, grade in q.relevant.items():
         _label(merged, have, file, q, doc_id, grade, problems)
 
 
-_WHAT = {"text": "question text", "snapshot": "question's snapshot"}
+_WHAT = {"text": "question text", "snapshot": "question's snapshot", "answerable": "question's `answerable`"}
 
 
 def _same(merged: MergedGold, have: GoldQuery, file: str, q: GoldQuery, what: str, problems: P.Problems) -> None:
-    """A question's text (or snapshot) in two files: taken from the one that
-    has it; two that differ are an error."""
+    """A question's text (snapshot, `answerable`) in two files: taken from
+    the one that has it; two that differ are an error."""
     mine, theirs = getattr(q, what), getattr(have, what)
     if mine is None or mine == theirs:
         return

@@ -162,6 +162,7 @@ class GoldQuery:
     text: str | None = None
     snapshot: str | None = None
     tags: tuple[str, ...] = ()  # the slices the question belongs to (gold `tags:`)
+    answerable: bool | None = None  # False: unanswerable by design (gold `answerable: false`); None: not said
 
 
 @dataclass
@@ -171,10 +172,15 @@ class Gold:
     queries: dict[str, GoldQuery] = field(default_factory=dict)
     snapshot: str | None = None
     snapshot_line: int | None = None
+    labels_field: str = "relevant"  # the labels' field as the file writes it (a field map names it)
 
     def grades(self) -> dict[str, dict[str, int]]:
         """question -> its judged grades."""
         return {qid: q.relevant for qid, q in self.queries.items()}
+
+    def unanswerable(self) -> frozenset[str]:
+        """The questions unanswerable by design (`answerable: false`)."""
+        return frozenset(qid for qid, q in self.queries.items() if q.answerable is False)
 
     def tags(self) -> dict[str, tuple[str, ...]]:
         """question -> its tags (the questions that have some)."""

@@ -6,7 +6,7 @@ and the base comparison)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import attrgetter, eq, gt
@@ -23,12 +23,13 @@ from rag_corpus_check.metrics.measures import (
 
 OK = "ok"
 NO_RELEVANT = "no_relevant"
+UNANSWERABLE = "unanswerable"  # answerable: false in gold: no document answers it, by design
 
 
 @dataclass
 class QueryResult:
     query_id: str
-    status: str  # OK, or NO_RELEVANT: left out of every mean
+    status: str  # OK, or NO_RELEVANT or UNANSWERABLE: left out of every mean
     in_run: bool
     relevant: int
     values: dict[Measure, float | None]
@@ -40,20 +41,25 @@ class Evaluation:
     means: dict[Measure, float | None]
     counted: int  # questions in the means
     excluded: list[str] = field(default_factory=list)  # ids with status no_relevant
+    unanswerable: list[str] = field(default_factory=list)  # ids with status unanswerable
 
 
 def evaluate(gold: dict[str, dict[str, int]], rankings: dict[str, list[str]],
-             measures: list[Measure], options: Options = DEFAULT) -> Evaluation:
+             measures: list[Measure], options: Options = DEFAULT,
+             unanswerable: Collection[str] = ()) -> Evaluation:
     """Score every gold question (one missing from ``rankings`` is an empty
     ranking). A question without a relevant document gets status
     ``no_relevant``: R and nDCG are None for it and the whole question is left
-    out of every mean, so all means are over the same questions."""
+    out of every mean, so all means are over the same questions. A question
+    of ``unanswerable`` (by design) gets status ``unanswerable`` and is left
+    out of the means too, whatever it labels."""
     score = scorer(measures, options)
     empty: list[str] = []
     results = []
     for qid in sorted(gold, key=natural_key):
         relevant, values = score(rankings.get(qid, empty), gold[qid])
-        results.append(QueryResult(qid, OK if relevant else NO_RELEVANT, qid in rankings, relevant, values))
+        status = UNANSWERABLE if qid in unanswerable else OK if relevant else NO_RELEVANT
+        results.append(QueryResult(qid, status, qid in rankings, relevant, values))
     return summarize(results, measures)
 
 
@@ -92,7 +98,8 @@ def summarize(results: list[QueryResult], measures: list[Measure]) -> Evaluation
     """The :class:`Evaluation` of per-question results, in question order."""
     counted = [r for r in results if r.status == OK]
     excluded = [r.query_id for r in results if r.status == NO_RELEVANT]
-    return Evaluation(results, means(counted, measures), len(counted), excluded)
+    unanswerable = [r.query_id for r in results if r.status == UNANSWERABLE]
+    return Evaluation(results, means(counted, measures), len(counted), excluded, unanswerable)
 
 
 def means(counted: list[QueryResult], measures: list[Measure]) -> dict[Measure, float | None]:

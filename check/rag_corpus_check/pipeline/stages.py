@@ -23,6 +23,7 @@ from rag_corpus_check.gate.thresholds import PerQuestionResult, apply_thresholds
 from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
 from rag_corpus_check.inputs.cross_file import AtBase, check_labels, cross_check
 from rag_corpus_check.inputs.formats import format_of, unknown_format
+from rag_corpus_check.inputs.gold import MAPPABLE
 from rag_corpus_check.inputs.question_texts import duplicate_questions
 from rag_corpus_check.inputs.records import without_own_id
 from rag_corpus_check.metrics.evaluate import (
@@ -353,7 +354,13 @@ def _source(root: str, cfg: Config, key: str, rel: str, fmt: str | None, problem
     if fmt is None:
         problems.add(P.CONFIG, unknown_format(key.partition("[")[0]), file=cfg.path_display, id=display)
         return None
-    return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order)
+    fields = cfg.corpus_fields if key == "corpus" else cfg.gold_fields if key.startswith("gold") else None
+    if fields is not None and key == "gold" and fmt not in MAPPABLE:
+        problems.add(P.CONFIG, f"a field map reads JSONL, YAML, JSON or CSV questions, and `{display}` is read "
+                     f"as {fmt}; remove `gold.fields` or set `formats.gold`", file=cfg.path_display)
+        return None
+    return Source(real, display, fmt, grade_map=tuple(sorted(cfg.grade_map.items())), order=cfg.run_order,
+                  fields=fields, list_grade=cfg.list_grade)
 
 
 def _globs_shown(root: str, folder: str, globs: tuple[str, ...]) -> str:
@@ -374,7 +381,7 @@ def _evaluate(cfg: Config, gold: Gold | None, run: Run | None) -> Evaluated:
     enter("evaluate")
     grades, rankings = gold.grades(), run.rankings()
     irrelevant = irrelevant_top(grades, rankings, cfg.k, cfg.min_grade)
-    return evaluate(grades, rankings, cfg.measures(), cfg.options()), irrelevant
+    return evaluate(grades, rankings, cfg.measures(), cfg.options(), gold.unanswerable()), irrelevant
 
 
 def _countable(cfg: Config, problems: P.Problems, gold: Gold, evaluation: Evaluation, options: Options) -> bool:

@@ -204,6 +204,10 @@ def _means(out: Outcome) -> list[str]:
         shown = ", ".join(safe_text(q, 40) for q in ev.excluded[:20])
         more = f" and {len(ev.excluded) - 20} more" if len(ev.excluded) > 20 else ""
         lines.append(f"  excluded (no relevant document in gold): {shown}{more}")
+    if ev.unanswerable:
+        shown = ", ".join(safe_text(q, 40) for q in ev.unanswerable[:20])
+        more = f" and {len(ev.unanswerable) - 20} more" if len(ev.unanswerable) > 20 else ""
+        lines.append(f"  unanswerable by design (answerable: false in gold; not in the means): {shown}{more}")
     return lines
 
 

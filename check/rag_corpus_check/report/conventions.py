@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rag_corpus_check.config.load import Config
+from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import chunks
 from rag_corpus_check.metrics.measures import DEFINITIONS, HEADLINE
 
 JUDGED_ONLY = "removed from the ranking (judged only)"
 
 
-def convention_lines(conventions: dict) -> list[str]:
+def _plain(text: str) -> str:
+    return safe_text(text, 60)
+
+
+def convention_lines(conventions: dict, shown: Callable[[str], str] = _plain) -> list[str]:
     """The conventions in words, from the results file's `conventions`
     (:func:`conventions_json` and the level, how a chunked corpus was
-    evaluated: :mod:`chunks`)."""
+    evaluated: :mod:`chunks`). ``shown`` writes a name from the config (a
+    field map's: the Markdown summary escapes it)."""
     c = conventions
     gain = "linear (gain = grade)" if c["gain"] == "linear" else "exponential (gain = 2^grade − 1)"
     short = (
@@ -29,7 +37,19 @@ def convention_lines(conventions: dict) -> list[str]:
         "questions with no relevant document are excluded from every mean and listed",
     ] + _extra_lines({m.split("@")[0] for m in c["measures"]}) + [
         line for line in [chunks.convention(c.get("level"))] if line] + (
-        [IDENTICAL] if c.get("ignore_identical_ids") else []) + _analyzer_lines(c.get("analyzer"))
+        [IDENTICAL] if c.get("ignore_identical_ids") else []) + _reading_lines(c, shown) + _analyzer_lines(
+        c.get("analyzer"))
+
+
+def _reading_lines(c: dict, shown: Callable[[str], str]) -> list[str]:
+    """How the gold set and the corpus were read, when through field maps (`conventions.fields`)."""
+    fields = c.get("fields") or {}
+    lines = [f"the {'gold set' if kind == 'gold' else 'corpus'} is read through the field map "
+             + ", ".join(f"{native} ← {shown(str(written))}" for native, written in renamed.items())
+             for kind, renamed in fields.items() if isinstance(renamed, dict)]
+    if c.get("list_grade") is not None:
+        lines.append(f"a document a question lists as a plain id has grade {c['list_grade']}")
+    return lines
 
 
 def _analyzer_lines(analyzer: dict | None) -> list[str]:
@@ -76,4 +96,13 @@ def conventions_json(cfg: Config) -> dict:
         "run_order": cfg.run_order,
         "measures": [str(m) for m in cfg.measures()],
         "analyzer": cfg.bm25.analyzer().rules(),
-    } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {})
+    } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {}) | _reading_json(cfg)
+
+
+def _reading_json(cfg: Config) -> dict:
+    """The field maps the gold set and the corpus were read through, and the
+    grade of a listed id (only when not the defaults: a native config's
+    conventions stay as they were)."""
+    fields = {kind: dict(m.renamed) for kind, m in (("gold", cfg.gold_fields), ("corpus", cfg.corpus_fields))
+              if m is not None}
+    return ({"fields": fields} if fields else {}) | ({"list_grade": cfg.list_grade} if cfg.list_grade != 1 else {})

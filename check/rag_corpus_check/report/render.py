@@ -335,6 +335,12 @@ def means(s: Summary, results: dict, worst_count: int, headline: list[str],
                "gold (status `no_relevant`): recall and nDCG are undefined for them, never 0. Label a relevant "
                "document or remove the question.")
         s.para(", ".join(cell(q) for q in excluded[:200]) + (" …" if len(excluded) > 200 else ""))
+    unanswerable = [q["query_id"] for q in queries if q["status"] == "unanswerable"]
+    if unanswerable:
+        s.heading(f"Unanswerable by design ({len(unanswerable)})", 3)
+        s.para("The gold set marks these questions `answerable: false`: no document answers them, on purpose. "
+               "They are left out of the means (status `unanswerable`); their labels are not missing.")
+        s.para(", ".join(cell(q) for q in unanswerable[:200]) + (" …" if len(unanswerable) > 200 else ""))
     every = Summary().table(["question", "status", *map(measure, keys)],
                             [[cell(q["query_id"]), q["status"], *(num(q["values"].get(k)) for k in keys)]
                              for q in queries[:MAX_QUESTIONS_SHOWN]])

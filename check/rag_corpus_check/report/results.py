@@ -70,6 +70,7 @@ def _counts(out: Outcome) -> dict:
         "questions": len(ev.queries) if ev else None,
         "in_means": ev.counted if ev else None,
         "no_relevant": len(ev.excluded) if ev else None,
+        "unanswerable": len(ev.unanswerable) if ev else None,
         "documents": out.corpus.count if out.corpus else None,
         "errors": out.problems.error_count(),
         "warnings": out.problems.warning_count(),

@@ -41,7 +41,7 @@ def build_summary(out: Outcome, results_path: str | None = None, data: dict | No
                      means_note(data))
     if conventions:
         s.heading("Conventions", 3)
-        s.bullets(convention_lines(conventions))
+        s.bullets(convention_lines(conventions, cell))
     render.provenance(s, data, results_path, c.run_url)
     return s
 

@@ -1,12 +1,13 @@
 """The only place input files are opened and parsed (see docs/security.md):
 :mod:`paths` (path rules, size caps), :mod:`content` (gzip, LFS pointers), :mod:`jsontext` (strict JSON, JSONL and
-TREC lines), :mod:`yamltext` (safe YAML with lines), :mod:`digest` (input
+TREC lines), :mod:`yamltext` (safe YAML with lines), :mod:`csvtext` (CSV with a header row), :mod:`digest` (input
 digests) and :mod:`scanner` (the fast JSONL scanner).
 
 May import: core.
 """
 
 from rag_corpus_check.safe_io.content import compressed, open_input, plain_name, read_bytes
+from rag_corpus_check.safe_io.csvtext import iter_csv
 from rag_corpus_check.safe_io.digest import Sha256, restart, sha256_file
 from rag_corpus_check.safe_io.jsontext import (
     decode_utf8,
@@ -41,7 +42,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "CONFIG_MAX_BYTES", "MAX_DOCUMENT_BYTES", "InputError", "LineDict", "LineList", "Limits", "Sha256",
-    "decode_utf8", "file_size", "iter_jsonl", "iter_text_lines", "json_keys", "line_of", "load_json_document",
+    "decode_utf8", "file_size", "iter_csv", "iter_jsonl", "iter_text_lines", "json_keys", "line_of", "load_json_document",
     "load_yaml", "loads_strict", "compressed", "open_input", "plain_name", "open_regular", "read_bytes", "resolve_input", "restart", "sha256_file",
     "stored_bytes",
 ]

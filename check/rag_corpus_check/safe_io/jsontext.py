@@ -151,14 +151,15 @@ def _value_error(exc: ValueError) -> str:
     return "an integer has too many digits" if "Exceeds the limit" in msg or "int string conversion" in msg else msg
 
 
-def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tuple[int, bytes]]:
+def _lines(real: str, display: str, limits: Limits, hasher=None, blank: bool = False) -> Iterator[tuple[int, bytes]]:
     """``(line_number, bytes)`` of each line, split on ``\\n`` only, without
     its line ending (``\\n`` or ``\\r\\n``) and without a UTF-8 BOM on line 1.
     Enforces the file, line and record limits (with a :class:`Tally`, on the
     files of the kind together); blank lines (spaces, tabs, CR)
     are skipped and do not count as records (in a ``.gz`` file they do: a
     bomb of line ends must end at the limit too). ``hasher`` holds the file's
-    digest once the lines are exhausted."""
+    digest once the lines are exhausted. With ``blank``, blank lines are
+    yielded too (a CSV field in quotes may hold one), still not counted."""
     f, feed = open_input(real, display, limits.max_file_bytes, hasher, limits)
     seen_bytes, seen_records = limits.used()
     lineno = total = records = 0
@@ -178,6 +179,8 @@ def _lines(real: str, display: str, limits: Limits, hasher=None) -> Iterator[tup
                                             f"{limits.together()}", display, lineno))
                 raw = _content(raw, display, lineno)
                 if not raw.strip(b" \t\r"):
+                    if blank:
+                        yield lineno, raw
                     continue
                 records += 1
                 if seen_records + records > limits.max_records:
