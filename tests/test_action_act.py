@@ -335,7 +335,9 @@ def test_a_config_swapped_for_a_symlink_keeps_the_base_rules(tmp_path, action):
     assert run.job_result == "failure", run.describe()
     out = gate_outputs(run)
     assert out["verdict"] == "fail" and out["rules-source"] == "base", out
-    assert "now resolves to \\`lax\\.yml\\`" in run.summary(), run.summary()[:3000]  # escaped, as all PR text
+    # A code span (shown literally, no escapes inside); the text around it escaped, as all PR text.
+    assert "now resolves to `lax.yml` \\(at the base&#58; `.rag-corpus-check.yml`\\)" in run.summary(), \
+        run.summary()[:3000]
 
 
 def test_a_merge_queue_run_compares_with_the_queue_base(tmp_path, action):

@@ -451,8 +451,9 @@ def test_default_output_goes_to_runner_temp(repo, tmp_path, monkeypatch, capsys)
     monkeypatch.setenv("RUNNER_TEMP", str(tmp_path / "rt"))
     assert main([]) == 0
     out = capsys.readouterr().out
-    expected = tmp_path / "rt" / "rag-corpus-check" / "results.json"
-    assert expected.is_file() and str(expected) in out
+    (folder,) = (tmp_path / "rt" / "rag-corpus-check").iterdir()  # the checked directory's own
+    expected = folder / "results.json"
+    assert folder.name.startswith(repo.name + "-") and expected.is_file() and str(expected) in out
     assert not any(
         p.name.endswith(".json") and p.name.startswith("results") for p in repo.iterdir()
     )
@@ -647,8 +648,9 @@ def test_local_runs_reuse_one_directory(repo, tmp_path, monkeypatch, capsys):
     for _ in range(3):
         assert main([]) == 0
     (made,) = tmp.iterdir()
-    assert sorted(p.name for p in made.iterdir()) == ["results.json", "summary.md"]
-    assert made.stat().st_mode & 0o077 == 0
+    (folder,) = made.iterdir()  # the checked directory's own
+    assert sorted(p.name for p in folder.iterdir()) == ["results.json", "summary.md"]
+    assert made.stat().st_mode & 0o077 == 0 and folder.stat().st_mode & 0o077 == 0
     capsys.readouterr()
 
 

@@ -100,3 +100,17 @@ def test_a_config_is_a_value_the_base_rules_do_not_change(tmp_path):
     measured_alike = same_conventions(enforced, base)
     assert measured_alike.gain == "exponential" and measured_alike is not base
     assert (base, head) == loaded
+
+
+@pytest.mark.parametrize("text, line, message", [
+    # Was "(top level): fails schema rule `None`" (twice) at line 1.
+    ("version: 1\ncorpus: c.jsonl\ngold: g.yaml\nk: 5\ndataset: {format: beir, path: x}\n", 5,
+     "(top level): `dataset:` names its own files, so `corpus:` and `gold:` cannot be set beside it; "
+     "remove `corpus:` and `gold:`, or remove `dataset:`"),
+    # Was "(top level): fails schema rule `anyOf`".
+    ("version: 1\nk: 5\n", 1, "(top level): needs either `corpus:` and `gold:`, or `dataset:`"),
+])
+def test_schema_errors_say_what_to_write(tmp_path, text, line, message):
+    cfg, problems = _load(tmp_path, text)
+    assert cfg is None and [(p.line, p.message) for p in problems.items] == [(line, message)]
+    assert all("schema rule" not in p.message for p in problems.items)

@@ -96,7 +96,7 @@ def test_init_makes_a_folder_the_check_accepts(dense_kb, tmp_path, capsys, embed
     code, out = init(capsys, embedder())
     assert code == 0, out
     assert embedder.calls() == [41]  # 26 served records (3 are stale) + 15 questions, in one run
-    assert "embedded 41 texts" in out and "gold.yaml:9: question `q01` has no vector row" in out
+    assert "embedded 41 texts" in out and "  questions without a vector row: 15 (the first: gold.yaml:9 `q01`)" in out
     folder = dense_kb / "vectors"
     assert json.loads((folder / "model.json").read_text()) == {"model": MODEL, "dimensions": 8}
     assert np.load(folder / "documents.npy").dtype == np.float32
@@ -115,7 +115,7 @@ def test_an_edited_record_is_re_embedded_alone(dense_kb, tmp_path, capsys, embed
     edit(dense_kb / "corpus.jsonl", "Standard at $0.018 per GB-month", "Standard at $0.020 per GB-month")
     assert check(tmp_path, capsys)[0] == 2  # stale: the gate refuses
     code, out = embed(capsys)  # the dry run: listed, exit 1, nothing run
-    assert code == 1 and "corpus.jsonl:1: document `faq-001` has a stale vector" in out
+    assert code == 1 and "  documents with a stale vector (the text changed): 1 (the first: corpus.jsonl:1 `faq-001`)" in out
     assert embedder.calls() == [41]
     code, out = embed(capsys, "--command", embedder())
     assert code == 0 and "embedded 1 texts" in out, out
@@ -168,7 +168,7 @@ def test_float16_folders_stay_float16(dense_kb, tmp_path, capsys, embedder):
     assert init(capsys, embedder(), "--dtype", "float16")[0] == 0
     edit(dense_kb / "gold.yaml", "How long are deleted backups kept?", "How long do deleted backups stay?")
     code, out = embed(capsys, "--command", embedder())
-    assert code == 0 and "gold.yaml:9: question `q01` has a stale vector" in out
+    assert code == 0 and "  questions with a stale vector (the text changed): 1 (the first: gold.yaml:9 `q01`)" in out
     assert np.load(dense_kb / "vectors" / "questions.npy").dtype == np.float16
     assert check(tmp_path, capsys)[0] == 0
 
@@ -234,3 +234,21 @@ def test_ids_are_printed_safely(dense_kb, capsys, embedder):
         f.write(json.dumps({"id": "##[error]owned", "text": "y", "status": "active", "snapshot": "2026-11-30"}) + "\n")
     code, out = embed(capsys)
     assert code == 1 and "##[" not in out and not any(line.lstrip().startswith("::") for line in out.splitlines())
+
+
+def test_many_texts_to_embed_are_counted_not_listed(dense_kb, capsys, embedder):
+    """Was a line per text (200 lines, then "… and 3756 more"): a line per
+    kind and reason, with the first of them."""
+    assert init(capsys, embedder())[0] == 0
+    docs = [json.loads(line) for line in (dense_kb / "corpus.jsonl").read_text().splitlines()]
+    (dense_kb / "corpus.jsonl").write_text("".join(json.dumps({**d, "text": d["text"] + " (edited)"}) + "\n"
+                                                   for d in docs))
+    edit(dense_kb / "gold.yaml", "How long are deleted backups kept?", "How long do deleted backups stay?")
+    code, out = embed(capsys)
+    served = sum(d.get("status", "active") == "active" for d in docs)
+    assert code == 1 and out.splitlines() == [
+        f"  documents with a stale vector (the text changed): {served} (the first: corpus.jsonl:1 `faq-001`)",
+        "  questions with a stale vector (the text changed): 1 (the first: gold.yaml:9 `q01`)",
+        f"rag-corpus-check embed: {served + 1} texts need a vector; run again with --command \"<your embedding "
+        "command>\" to embed them",
+    ], out

@@ -635,7 +635,7 @@ def test_a_raised_retriever_timeout_is_listed_and_not_applied(kb, tmp_path, caps
     changes = results["comparison"]["rules"]["changes"]
     assert any("`retriever.timeout` raised: 30 → 3600 s" in c for c in changes), changes
     assert results["rules_source"] == "base" and code == 0, text
-    assert "retriever\\.timeout" in summary  # escaped like all summary text
+    assert "`retriever.timeout` raised" in summary  # a code span, rendered as code
 
 
 def test_a_relevance_map_is_a_convention_the_base_holds(kb, tmp_path, capsys):
@@ -720,7 +720,7 @@ def test_require_rules_source_fails_an_override(kb, tmp_path, capsys, required, 
     assert (got, results["verdict"], results["rules_source"]) == (code, verdict, "head-override"), text
     if code:
         assert "rules-source is `head-override`, and this workflow accepts only `base`" in text
-        assert "- rules\\-source is \\`head\\-override\\`, and this workflow accepts only \\`base\\`" in summary
+        assert "- rules\\-source is `head-override`, and this workflow accepts only `base`" in summary
 
 
 def test_require_rules_source_base_passes_a_pr_on_the_bases_rules(kb, tmp_path, capsys):

@@ -124,7 +124,7 @@ def test_tags_read_alike_from_yaml_json_and_jsonl_fast_and_exact(kb, tmp_path, c
 
 
 @pytest.mark.parametrize("tags,why", [
-    ("[billing, billing]", "tags: fails schema rule `uniqueItems`"),
+    ("[billing, billing]", "tags: lists the same item twice; keep one"),
     ("['bil ling']", "tags[0]: does not match the pattern"),
     ('["billing\\t"]', "tags[0]: does not match the pattern"),
     ("[" + ", ".join(f"t{i}" for i in range(21)) + "]", "tags: more than 20 items"),

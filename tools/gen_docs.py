@@ -83,17 +83,24 @@ def load_schema(name: str) -> dict:
 
 def properties(node: dict, prefix: str = "") -> Iterator[tuple[str, dict]]:
     """(dotted key, schema) of every property under ``node``, depth first;
-    a mapping's values (``thresholds``) appear as ``<measure>``."""
+    a mapping's values appear under a placeholder for its key: ``<tag>``
+    where the keys are tags (``slices``), else ``<measure>`` (``thresholds``)."""
     for key, sub in node.get("properties", {}).items():
         path = f"{prefix}{key}"
         yield path, sub
         yield from properties(sub, path + ".")
         for alt in _value_schemas(sub):
-            yield from properties(alt, f"{path}.<measure>.")
+            yield from properties(alt, f"{path}.{_key_placeholder(sub)}.")
         for alt in sub.get("anyOf", []):  # a value written two ways (`corpus:` a path or a section)
             yield from properties(alt, path + ".")
         if isinstance(sub.get("items"), dict) and "properties" in sub["items"]:
             yield from properties(sub["items"], path + "[].")
+
+
+def _key_placeholder(node: dict) -> str:
+    """What a mapping's keys are, from its ``propertyNames``: tags or measures."""
+    ref = str((node.get("propertyNames") or {}).get("$ref", ""))
+    return "<tag>" if ref.endswith("/tag") else "<measure>"
 
 
 def _value_schemas(node: dict) -> list[dict]:

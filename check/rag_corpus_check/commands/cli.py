@@ -4,6 +4,7 @@ reporters, return the exit code. No logic of its own."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import os
 import stat
@@ -95,24 +96,40 @@ def _benchmark_option(p: argparse.ArgumentParser) -> None:
                    "invalid input")
 
 
-def output_paths(output: str | None, summary_file: str | None) -> tuple[str, str]:
+def output_paths(output: str | None, summary_file: str | None, root: str = ".") -> tuple[str, str]:
     """Absolute results and summary paths: as given, and a missing one next
-    to the given one; with neither, the runner's temporary directory under
-    Actions, else this user's own directory in the system's temporary one,
-    overwritten by each run (nothing piles up). Never the repository."""
+    to the given one; with neither, a folder of the checked directory
+    ``root``'s own (:func:`default_output_dir`), overwritten by each run of
+    it (nothing piles up). Never the repository."""
     given = output or summary_file
-    folder = os.path.dirname(os.path.abspath(given)) if given else default_output_dir()
+    folder = os.path.dirname(os.path.abspath(given)) if given else default_output_dir(root)
     return (os.path.abspath(output) if output else os.path.join(folder, "results.json"),
             os.path.abspath(summary_file) if summary_file else os.path.join(folder, "summary.md"))
 
 
-def default_output_dir() -> str:
+def default_output_dir(root: str = ".") -> str:
+    """The runner's temporary directory under Actions, else this user's own
+    directory in the system's temporary one; in it, a folder per checked
+    directory (its name and a digest of its absolute path), so runs in two
+    repositories never write the same results file."""
     runner_temp = os.environ.get("RUNNER_TEMP")
     if runner_temp and os.path.isabs(runner_temp):
-        d = os.path.join(runner_temp, "rag-corpus-check")
-        os.makedirs(d, exist_ok=True)
-        return d
-    return _private_dir(os.path.join(tempfile.gettempdir(), f"rag-corpus-check-{_user()}"))
+        top = os.path.join(runner_temp, "rag-corpus-check")
+        os.makedirs(top, exist_ok=True)
+    else:
+        top = _private_dir(os.path.join(tempfile.gettempdir(), f"rag-corpus-check-{_user()}"))
+    d = os.path.join(top, checked_folder_name(root))
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    return d
+
+
+def checked_folder_name(root: str) -> str:
+    """``<name>-<12 hex>``: the checked directory's name (letters, digits,
+    ``._-`` only) and the sha-256 of its absolute, symlink-resolved path."""
+    real = os.path.realpath(root)
+    name = "".join(c for c in os.path.basename(real) if c.isascii() and (c.isalnum() or c in "._-"))[:40]
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
+    return f"{name.lstrip('.') or 'root'}-{digest}"
 
 
 def _user() -> str:
@@ -203,8 +220,8 @@ def merge_main(argv: list[str]) -> int:
     stage = "merge"
     results_path = None
     try:
-        results_path, summary_path = output_paths(args.output, args.summary_file)
         root = logical_path(args.root)
+        results_path, summary_path = output_paths(args.output, args.summary_file, root)
         _remove_stale(args.benchmark_json)
         outcome = merge(root, logical_path(args.config), args.results, github_context(root), advisory=args.advisory)
         return _report(outcome, results_path, summary_path, github, args)
@@ -252,8 +269,8 @@ def _check(args, github: bool) -> int:
     stage = "start"
     results_path = None
     try:
-        results_path, summary_path = output_paths(args.output, args.summary_file)
         root = logical_path(args.root)
+        results_path, summary_path = output_paths(args.output, args.summary_file, root)
         _remove_stale(results_path, summary_path, args.benchmark_json)
         stage = "context"
         progress.install(progress.Progress(enabled=not args.quiet, github=github))

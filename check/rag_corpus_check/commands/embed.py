@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from rag_corpus_check.config.load import Config, add_tree_arguments, load_config
 from rag_corpus_check.core import problems as P
-from rag_corpus_check.core.text import safe_id, safe_text
+from rag_corpus_check.core.text import counted, safe_id, safe_text
 from rag_corpus_check.inputs import read_inputs, where
 from rag_corpus_check.pipeline.context import logical_path
 from rag_corpus_check.pipeline.rankings import _corpus_where as corpus_where
@@ -31,7 +31,6 @@ from rag_corpus_check.retrieval.dense.trust import text_sha256
 from rag_corpus_check.safe_io import InputError
 
 EMBED_EVENTS = ("push", "workflow_dispatch", "schedule")
-LISTED = 200  # stale texts listed one per line; the rest are counted
 EPILOG = """exit codes:
   0  every text has a current vector (or, with --command, now has one)
   1  texts without a current vector were listed (no --command given: a dry run)
@@ -132,7 +131,7 @@ def _dry(todo: int, dropped: int, given: bool) -> int:
         print("rag-corpus-check embed: every text has a current vector"
               + (f" ({dropped} rows of gone texts would be dropped with --command)" if dropped and not given else ""))
         return 0
-    print(f"rag-corpus-check embed: {todo} texts need a vector; run again with --command \"<your embedding "
+    print(f"rag-corpus-check embed: {counted(todo, 'text')} {'needs' if todo == 1 else 'need'} a vector; run again with --command \"<your embedding "
           "command>\" to embed them")
     return 1
 
@@ -197,14 +196,16 @@ def _questions(out: Texts, gold, known: Callable[[str, str, str], bool]) -> None
 
 
 def _listed(tables, texts: Texts) -> int:
-    """Prints each text that needs a vector (file:line, kind, id); their number."""
-    todo = [(t, key) for t in tables for key in t.new]
-    for table, key in todo[:LISTED]:
-        kind = table.kind[0]
-        file, line = texts.where[kind](key)
-        why = "has a stale vector (its text changed)" if key in table.stale else "has no vector row"
-        print(f"{safe_text(file, 300)}:{line or '-'}: {kind[:-1]} `{safe_id(key)}` {why}")
-    if len(todo) > LISTED:
-        print(f"… and {len(todo) - LISTED} more")
+    """Prints how many texts need a vector, a line per kind and reason
+    (stale, or no row) with the first of them (file:line and id), never a
+    line per text (a re-embedded corpus has thousands); their number."""
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for table in tables:
+        for key in table.new:
+            groups.setdefault((table.kind[0], key in table.stale), []).append(key)
+    for (kind, stale), keys in groups.items():
+        file, line = texts.where[kind](keys[0])
+        why = "with a stale vector (the text changed)" if stale else "without a vector row"
+        print(f"  {kind} {why}: {len(keys)} (the first: {safe_text(file, 300)}:{line or '-'} `{safe_id(keys[0])}`)")
     sys.stdout.flush()
-    return len(todo)
+    return sum(map(len, groups.values()))

@@ -123,6 +123,45 @@ class Checkout:
         """The checked-out commit; None on a branch with no commit yet."""
         return self.commit_of("HEAD")
 
+    def uncommitted(self, paths: list[str]) -> list[str] | None:
+        """Of ``paths`` (git paths from the top), those whose file in the
+        working tree is not what ``HEAD`` holds: changed, staged, added,
+        untracked or ignored; None when git cannot tell. Submodules are not
+        entered (their configuration is not this checkout's)."""
+        if not paths:
+            return []
+        try:
+            res = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
+                           "--no-renames", "--ignore-submodules=all", "--",
+                           *(f":(literal){p}" for p in paths))
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if res.returncode != 0:
+            return None
+        found = {entry[3:].decode("utf-8", "surrogateescape") for entry in res.stdout.split(b"\0") if len(entry) > 3}
+        return [p for p in paths if p in found]
+
+    def changed_lines(self, base: str, path: str) -> list[tuple[int, int]] | None:
+        """The lines of ``path`` (a git path from the top) in the working
+        tree that differ from commit ``base``, as (first, last) ranges; the
+        whole file when ``base`` does not hold it. None when git cannot tell.
+        The diff is read as it streams (hunk headers only are kept), so its
+        memory does not grow with the size of a change; no diff driver or
+        text conversion the checkout might name is run."""
+        args = [f"--git-dir={self.git_dir}", *HARDENING, "diff", "--no-ext-diff", "--no-textconv", "--no-color",
+                "--no-renames", "--unified=0", "--ignore-submodules=all", "--end-of-options", base, "--",
+                f":(literal){path}"]
+        env = git_environment()
+        try:
+            with subprocess.Popen([git_program(env), *args], cwd=self.top, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
+                assert proc.stdout is not None
+                ranges = [r for line in proc.stdout if (r := _hunk(line)) is not None]
+                code = proc.wait(timeout=TIMEOUT)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return ranges if code == 0 else None
+
     def fetch(self, rev: str) -> bool:
         """Fetch that one commit from ``origin`` (the remote the checkout
         itself configured), shallow, without tags, prompts or waiting long."""
@@ -138,6 +177,20 @@ class Checkout:
             return self.git(*args)
         except (OSError, subprocess.SubprocessError) as exc:
             raise GitError(f"git could not be run ({type(exc).__name__}); is git installed?") from None
+
+
+def _hunk(line: bytes) -> tuple[int, int] | None:
+    """The new side of a ``@@ -a,b +c,d @@`` hunk header as (first, last)
+    lines; None for any other line or a hunk that only removes lines."""
+    if not line.startswith(b"@@ -"):
+        return None
+    try:
+        new = line.split(b" ")[2]  # b"+c,d" or b"+c"
+        first, _, count = new[1:].partition(b",")
+        start, n = int(first), int(count) if count else 1
+    except (IndexError, ValueError):
+        return None
+    return (start, start + n - 1) if n > 0 else None
 
 
 def _reason(res: subprocess.CompletedProcess) -> str:

@@ -73,8 +73,18 @@ def validator(name: str, fragment: str = ""):
 def error_path(err: jsonschema.ValidationError) -> list:
     """The path of an error, extended to the offending key where the error is
     about a key (so the reported line is the key's line, not the mapping's)."""
-    key = _offending_key(err)
+    key = _offending_key(err) or _trigger(err)
     return list(err.absolute_path) + ([key] if key is not None else [])
+
+
+def _trigger(err: jsonschema.ValidationError) -> str | None:
+    """The key whose presence forbids others (``dependentSchemas``), for an
+    error of a ``false`` schema under it; jsonschema gives such an error no
+    key of its own."""
+    path = list(err.schema_path)
+    if err.validator is None and "dependentSchemas" in path[:-1]:
+        return str(path[path.index("dependentSchemas") + 1])
+    return None
 
 
 def _offending_key(err: jsonschema.ValidationError) -> str | None:
@@ -117,9 +127,34 @@ def _type_name(value) -> str:
 def describe_error(err: jsonschema.ValidationError) -> str:
     """One sentence about a schema error without quoting the instance."""
     where = describe_path(err.absolute_path)
+    trigger = _trigger(err)
+    if trigger is not None:
+        return f"{where}: {_excluded(trigger)}"
     words = _WORDING.get(err.validator)
     what = words(err.validator_value, err.instance, err.schema) if words else f"fails schema rule `{err.validator}`"
     return f"{where}: {what}"
+
+
+def _excluded(trigger: str) -> str:
+    """The keys a key excludes, read from the config schema's
+    ``dependentSchemas`` (the one schema that has them), in words."""
+    props = load_schema("config").get("dependentSchemas", {}).get(trigger, {}).get("properties", {})
+    keys = [f"`{k}:`" for k, sub in props.items() if sub is False] or ["this key"]
+    return (f"`{trigger}:` names its own files, so {_either(keys, 'and')} cannot be set beside it; remove "
+            f"{_either(keys, 'and')}, or remove `{trigger}:`")
+
+
+def _either(words: list[str], conj: str) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {conj} " + words[-1]
+
+
+def _any_of(val, inst, schema) -> str:
+    """An ``anyOf`` of alternatives that each require keys, as what to
+    write; a value that may be written two ways, as those ways."""
+    if isinstance(val, list) and all(isinstance(a, dict) and set(a) == {"required"} for a in val):
+        options = [_either([f"`{k}:`" for k in a["required"]], "and") for a in val]
+        return "needs " + ("either " + ", or ".join(options) if len(options) > 1 else options[0])
+    return "fails schema rule `anyOf`" if "$id" in schema else f"must be {' or a '.join(_kinds(val))}"
 
 
 def _required(val, inst, schema) -> str:
@@ -180,9 +215,10 @@ _WORDING = {
     "propertyNames": lambda val, inst, schema: (
         "a key is not a valid tag (1-64 ASCII letters, digits and `_ . : -`)" if str(val.get("$ref", "")).endswith("/tag")
         else "a key is not a valid id (empty, too long, or with control characters)"),
+    "anyOf": _any_of,
+    "minItems": lambda val, inst, schema: "must not be empty" if val == 1 else f"needs at least {val} items",
+    "uniqueItems": lambda val, inst, schema: "lists the same item twice; keep one",
     "oneOf": lambda val, inst, schema: "must be a number between 0 and 1, or a mapping with `min` (and `max_drop`)",
-    "anyOf": lambda val, inst, schema: (
-        "fails schema rule `anyOf`" if "$id" in schema else f"must be {' or a '.join(_kinds(val))}"),
     None: lambda val, inst, schema: "has a key its other settings rule out (see each key's description)",
 }
 

@@ -143,6 +143,29 @@ def odd_ids(ids: Iterable[str], known: Collection[str]) -> list[tuple[str, str]]
 _DIGITS = re.compile(r"([0-9]+)")
 
 
+DIGITS = 4  # decimals a measured value is shown with
+_MAX_DIGITS = 15
+# Means are sums of fractions; 0.7 can come out as 0.69999999999999996. A mean
+# within this distance of a limit is at it (thresholds and max_drop alike).
+TOLERANCE = 1e-12
+
+
+def figure(value: float, limit: float | None = None) -> str:
+    """A measured value as every output shows it: :data:`DIGITS` decimals,
+    or more when these would hide which side of ``limit`` it is on — a mean
+    of 0.139999 against a threshold of 0.14 shows as 0.139999, never 0.1400
+    (which reads as meeting it). The one rule for a value beside its limit."""
+    digits = DIGITS
+    while limit is not None and digits < _MAX_DIGITS and _side(float(f"{value:.{digits}f}"), limit) != _side(value, limit):
+        digits += 1
+    return f"{value:.{digits}f}"
+
+
+def _side(value: float, limit: float) -> int:
+    """-1 below ``limit``, 0 at it (within the gate's tolerance), 1 above."""
+    return -1 if value < limit - TOLERANCE else (0 if value <= limit + TOLERANCE else 1)
+
+
 def counted(n: int, noun: str) -> str:
     """``n`` and the noun, plural unless one: "1 problem", "3 questions"."""
     return f"{n} {noun}" + ("" if n == 1 else "s")

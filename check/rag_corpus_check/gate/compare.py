@@ -14,7 +14,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Threshold
-from rag_corpus_check.core.text import natural_key
+from rag_corpus_check.core.text import figure, natural_key
 from rag_corpus_check.gate.bootstrap import Interval, add_intervals
 from rag_corpus_check.gate.terms import (  # the comparison's terms (defined there: a check without a base needs them too)
     BASE_GOLD,
@@ -534,7 +534,7 @@ def _view_drops(thresholds: Sequence[Threshold], v: View):
     for t in thresholds:
         drop = drops.get(t.measure, 0.0)
         if t.max_drop is not None and drop > t.max_drop + TOLERANCE:
-            yield t.measure, (f"dropped {drop:.4f} vs base on {GOLD_NAMES[v.gold]} ({v.paired} questions in "
+            yield t.measure, (f"dropped {figure(drop, t.max_drop)} vs base on {GOLD_NAMES[v.gold]} ({v.paired} questions in "
                               f"both), more than max_drop {t.max_drop:g}")
 
 

@@ -6,10 +6,10 @@ comparison itself (:mod:`compare`, imported only with a base)."""
 
 from __future__ import annotations
 
-# Means are sums of fractions; 0.7 can come out as 0.69999999999999996. A mean
-# within this distance below a limit is treated as equal to it (thresholds
-# and max_drop alike).
-TOLERANCE = 1e-12
+from rag_corpus_check.core.text import (
+    TOLERANCE as TOLERANCE,  # a mean this close to a limit is at it (shown alike)
+)
+
 MIN_QUESTIONS = 10  # fewer paired questions than this: no conclusion is drawn
 PERMUTATIONS = 10_000
 SEED = 20261130
@@ -24,6 +24,7 @@ GOLD_SETS = {
     HEAD_GOLD: "each revision's own gold set, over the questions in both",
     BASE_GOLD: "the base's gold set (its questions and labels) for both rankings",
 }
+SAME_GOLD = "the gold set, unchanged in this PR (the base's and the head's are one)"
 GOLD_WORDS = {HEAD_GOLD: "the head's gold set", BASE_GOLD: "the base's gold set"}  # in a sentence
 
 # The significance gate's Holm families (gate.significance): the head's own

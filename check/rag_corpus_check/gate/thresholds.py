@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import PerQuestion, Threshold
+from rag_corpus_check.core.text import figure
 from rag_corpus_check.gate.terms import TOLERANCE
 from rag_corpus_check.metrics.measures import Measure
 
@@ -51,7 +52,8 @@ def _result(t: Threshold, value: float | None, drop_failures: dict[Measure, str]
     on_base = base_gold_means.get(t.measure) if base_gold_means is not None else None
     below = _below_on_base(t, on_base) if base_gold_means is not None else None
     if below is not None:
-        notes.append(below)
+        if on_base != value:  # the same value fails the same way: said once, by the value itself
+            notes.append(below)
         passed = False
     drop = _drop_note(t, drop_failures)
     if drop is not None:
@@ -65,7 +67,7 @@ def _below_on_base(t: Threshold, on_base: float | None) -> str | None:
     """Why the minimum fails on the base's gold set, or None."""
     if _at_least(on_base, t.min):
         return None
-    shown = "undefined" if on_base is None else f"{on_base:.4f}"
+    shown = "undefined" if on_base is None else figure(on_base, t.min)
     return f"judged by the base's gold set it is {shown}, below {t.min:g}"
 
 

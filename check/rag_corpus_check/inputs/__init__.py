@@ -29,7 +29,7 @@ from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.inputs import fieldmap, formats
 from rag_corpus_check.inputs.gold_merge import merge_gold, snapshot_where, where
 from rag_corpus_check.inputs.labelled import LabelledDigests
-from rag_corpus_check.inputs.question_texts import LeakScan
+from rag_corpus_check.inputs.question_texts import LeakScan, Ranks
 from rag_corpus_check.inputs.records import (
     NO_TYPE,
     Corpus,
@@ -112,6 +112,12 @@ class Inputs:
         self.scan: LeakScan | None = None  # gold questions looked for in the corpus as it is read
         self.labelled: LabelledDigests | None = None  # the labelled documents' digests, taken as it is read
         self.corpus_reader: Callable[[], Corpus | None] | None = None  # set by read_inputs
+        self.copies_later = False  # the copies found are reported by the caller, with the ranking
+
+    def report_copies(self, corpus: Corpus | None, problems: P.Problems, ranked: Ranks | None = None) -> None:
+        """The warnings for gold questions found in the corpus (:mod:`question_texts`)."""
+        if self.scan is not None and corpus is not None:
+            self.scan.report(corpus, problems, ranked)
 
     @cached_property
     def corpus(self) -> Corpus | None:
@@ -122,7 +128,7 @@ class Inputs:
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
                 problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
                 queries: Source | None = None, hook: RecordHook | None = None, labelled: bool = False,
-                analyzer: Analyzer | None = None) -> Inputs:
+                copies_later: bool = False, analyzer: Analyzer | None = None) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
     queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
     run, and the corpus when it is asked for.
@@ -132,9 +138,13 @@ def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None,
     from the fast reader when it can (the corpus is then read here and now).
     With ``labelled`` (a side of a comparison with the base), the labelled
     documents' digests are taken as the corpus is read (:mod:`labelled`).
+    ``copies_later``: the caller reports the questions found in the corpus
+    (:meth:`Inputs.report_copies`) once it has ranked, to say where each
+    record ranks; else they follow the corpus's problems.
     ``analyzer``: the config's text analyzer, which the question-in-record
     check compares tokens with (:mod:`question_texts`)."""
     out = Inputs()
+    out.copies_later = copies_later
     _read_questions(out, gold, queries, limits, problems)
     out.scan = LeakScan.of(out.gold, analyzer)  # fed by the corpus reader (question_texts)
     out.labelled = LabelledDigests.of(out.gold) if labelled else None  # fed by the corpus reader too
@@ -226,8 +236,8 @@ def _corpus(out: Inputs, source: Source, limits: Limits, problems: P.Problems, o
     """The corpus read (the gold questions looked for in it: their warnings follow its problems)."""
     corpus = _read(out, source, problems, read_corpus, limits, problems, on_doc=on_doc, scan=out.scan, hook=hook,
                    labelled=out.labelled)
-    if out.scan is not None and corpus is not None:
-        out.scan.report(corpus, problems)
+    if not out.copies_later:
+        out.report_copies(corpus, problems)
     return corpus
 
 

@@ -9,14 +9,18 @@ questions. An input error at the second (file:line and id) naming the first
 (its id and file:line), across every file of a `gold:` list. A question
 without text (TREC qrels) is left out.
 
-**Leaks** (:class:`LeakScan`): a corpus record that a gold question judges
+**Copies** (:class:`LeakScan`): a corpus record that a gold question judges
 (its id, or its chunk's ``doc_id``, is labelled in the gold set) and whose
-text contains a gold question ranks first for it under any lexical retriever — in an honest
-repository a question copied from the page it came from, in a pull request
-the way to borrow a relevant document's label (a chunk ``{"id":
-"policy-002#q0", "doc_id": "policy-002", "text": "<the question>"}``). A
-warning names the record (corpus file:line and id) and the question id, never
-the text; the first :data:`SHOWN`, then how many more. Records no question
+text contains a gold question's words in order. That is often honest — an
+FAQ whose heading is the question, an abstract that states it — and it is
+also the way to borrow a relevant document's label in a pull request (a chunk
+``{"id": "policy-002#q0", "doc_id": "policy-002", "text": "<the
+question>"}``). A warning names the record (corpus file:line and id) and the
+question id, never the text, and says where the record ranks for that
+question in the ranking that was measured (the configured retriever's, or
+the committed run's) — a copy that ranks 31st changes no measure at 10 — or,
+when nothing was ranked, makes no claim about the rank; the first
+:data:`SHOWN` (the best-ranked first), then how many more. Records no question
 judges are not looked in: they cannot raise a measure (an unjudged document
 counts as not relevant), and tokenising every record tripled the time of a
 100k-document check with a committed run (``bench/generate.py``'s data,
@@ -32,8 +36,12 @@ runs, Han, Kana and Hangul runs as bigrams, the stemmer if one is
 configured): the question's tokens, in order and adjacent, inside the
 record's title and text as BM25 indexes them (title, a line end, text), so
 neither punctuation, spacing, nor (with a stemmer) an inflection hides a
-copy; a Chinese or Japanese question is found inside a longer run of text. Only questions of at least :data:`MIN_TOKENS` tokens are looked
-for (shorter ones turn up in ordinary text by chance).
+copy; a Chinese or Japanese question is found inside a longer run of text.
+Only questions of at least :data:`MIN_TOKENS` words are looked
+for (shorter ones turn up in ordinary text by chance); a word is a token of
+two characters or more, so the ``s`` that ``\\w+`` splits from
+"Parkinson's" (or the ``d`` of "vitamin D") does not make a two-word topic
+a question worth looking for.
 
 Work, linear in the corpus: each question is filed under an *anchor*, its
 longest token (the rarest, as a rule), at the anchor's offset in it, in a
@@ -63,6 +71,7 @@ no second reading of the file.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import compress, count, islice
 
 from rag_corpus_check.core import problems as P
@@ -72,10 +81,18 @@ from rag_corpus_check.inputs.records import Gold
 from rag_corpus_check.retrieval.analyzer import Analyzer
 
 MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
-SHOWN = 20  # leak warnings listed one by one; the rest are counted
+SHOWN = 20  # leak warnings listed one by one (the best-ranked first); the rest are counted
+KEPT = 1000  # (record, question) pairs kept to choose the listed ones from
 WORK_PER_TOKEN = 4  # anchor offsets tried and trie steps allowed per corpus token read
 WORK_BASE = 1024  # per record
 FEW = 16  # a record judged by at most this many questions is searched for them alone, in C
+
+
+def words(tokens: tuple[str, ...] | list[str]) -> int:
+    """The words among a question's tokens: those of two characters or more
+    (one letter is a clitic or an initial split off by punctuation: the
+    ``s`` of "Parkinson's")."""
+    return sum(len(t) > 1 for t in tokens)
 
 
 def _judging(gold: Gold, questions: dict[tuple[str, ...], list[str]]) -> dict[str, list]:
@@ -163,7 +180,7 @@ class LeakScan:
                 node = node.next.setdefault(token, _Node())
             node.ends.extend(qids)
         self._anchors = frozenset(self.tries)
-        self.found: list[tuple[str, int | None, str]] = []  # (record id, line or None, question id), the first SHOWN
+        self.found: list[tuple[str, int | None, str]] = []  # (record id, line or None, question id), the first KEPT
         self.count = 0  # every (record, question) found
         self.stopped: tuple[str, int | None] | None = None  # (id, line) of the first record passed over (work bound)
         self.skipped = 0  # records passed over at the work bound
@@ -183,7 +200,7 @@ class LeakScan:
         questions: dict[tuple[str, ...], list[str]] = {}
         for text, qids in texts.items():
             tokens = tuple(analyzer.tokens(text))
-            if len(tokens) >= MIN_TOKENS:
+            if words(tokens) >= MIN_TOKENS:
                 questions.setdefault(tokens, []).extend(qids)
         return cls(questions, _judging(gold, questions), analyzer) if questions and gold is not None else None
 
@@ -203,7 +220,7 @@ class LeakScan:
         found = _among(tokens, judging) if len(judging) <= FEW else self._everywhere(tokens, doc_id, line)
         for qid in found:
             self.count += 1
-            if len(self.found) < SHOWN:
+            if len(self.found) < KEPT:
                 self.found.append((doc_id, line, qid))
 
     def _everywhere(self, tokens: list[str], doc_id: str, line: int | None) -> dict[str, None]:
@@ -261,18 +278,24 @@ class LeakScan:
 
         return seen
 
-    def report(self, corpus, problems: P.Problems) -> None:
+    def report(self, corpus, problems: P.Problems, ranked: Ranks | None = None) -> None:
         """The warnings: one per record and question found (the first
-        :data:`SHOWN`), how many more, and the records passed over at the work bound."""
+        :data:`SHOWN`), how many more, and the records passed over at the
+        work bound. ``ranked``: the ranking that was measured and what made
+        it, to say where each record ranks for its question (None: nothing
+        was ranked, and no rank is claimed)."""
         lines = getattr(corpus, "lines", None) or {}
-        for doc_id, line, qid in self.found:
-            problems.add(P.CONSISTENCY, f"the record contains the text of gold question `{safe_text(qid, 60)}`; "
-                         "it ranks first for that question under any lexical retriever, so the measures no "
-                         "longer say how the corpus answers it — remove or reword the copy (a chunk with the "
-                         "question as its text borrows its document's label)", file=corpus.file_of(doc_id),
+        shown = sorted(self.found, key=lambda f: _rank_key(ranked, f[2], f[0]))[:SHOWN]  # stable: file order
+        for doc_id, line, qid in shown:
+            problems.add(P.CONSISTENCY, f"the record contains the words of gold question `{safe_text(qid, 60)}` in "
+                         f"order{_rank_words(ranked, qid, doc_id)}: a record that holds a question is easy to "
+                         "retrieve for it, so that question's measures say more about the copy than about how the "
+                         "rest of the corpus answers it. Expected of an FAQ whose heading is the question or an "
+                         "abstract that states it; look again if the record is a chunk holding little but the "
+                         "question (it borrows its document's label)", file=corpus.file_of(doc_id),
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
-        if self.count > len(self.found):
-            problems.add(P.CONSISTENCY, f"and {self.count - len(self.found)} more records contain the text of a "
+        if self.count > len(shown):
+            problems.add(P.CONSISTENCY, f"and {self.count - len(shown)} more records contain the words of a "
                          "gold question (not listed)", file=corpus.file, severity=P.WARNING)
         if self.stopped is not None:
             doc_id, line = self.stopped
@@ -281,3 +304,36 @@ class LeakScan:
                          f"it took over {WORK_PER_TOKEN} steps per token (questions that share long runs of words "
                          "the record repeats); the rest of it was passed over", file=corpus.file_of(doc_id),
                          line=line or lines.get(doc_id), id=doc_id, severity=P.WARNING)
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """The ranking a check measured (question -> ids, best first) and what
+    made it, in words ("the configured retriever (`bm25`)", "the committed run")."""
+
+    rankings: dict[str, list[str]]
+    by: str
+
+
+def _rank_of(ranked: Ranks, qid: str, doc_id: str) -> int | None:
+    return next((i for i, d in enumerate(ranked.rankings.get(qid) or (), 1) if d == doc_id), None)
+
+
+def _rank_key(ranked: Ranks | None, qid: str, doc_id: str) -> int:
+    """The order copies are listed in: the best-ranked first (they move the
+    measures), the unranked after them."""
+    rank = _rank_of(ranked, qid, doc_id) if ranked is not None else None
+    return rank if rank is not None else 1 << 62
+
+
+def _rank_words(ranked: Ranks | None, qid: str, doc_id: str) -> str:
+    """`` (rank 3 for it under …)``, `` (not in …'s ranking for it, 100 deep)``, or "" with no ranking."""
+    if ranked is None:
+        return ""
+    ranking = ranked.rankings.get(qid)
+    if ranking is None:
+        return f" ({ranked.by} did not rank that question)"
+    rank = _rank_of(ranked, qid, doc_id)
+    if rank is None:
+        return f" (not among the {len(ranking)} it ranks for it under {ranked.by})"
+    return f" (rank {rank} for it under {ranked.by})"

@@ -56,6 +56,32 @@ def local_context(root: str, env=os.environ) -> Context:
         return Context(checkout=checkout, git_error=exc.message)
 
 
+def uncommitted_inputs(ctx: Context, inputs: list[str]) -> list[str] | None:
+    """Of the input files read (paths relative to the checked directory),
+    those the checked-out commit does not hold as they are: the check then
+    measured the working tree, not that commit. None outside git or when git
+    cannot tell."""
+    if ctx.checkout is None or ctx.commit is None:
+        return None
+    prefix = ctx.checkout.resolved
+    found = ctx.checkout.uncommitted([prefix + p.replace(os.sep, "/") for p in inputs])
+    return None if found is None else [p[len(prefix):] for p in found]
+
+
+MAX_DIFFED = 100  # input files whose changed lines are looked up (each one git diff)
+
+
+def changed_inputs(ctx: Context, base_sha: str, inputs: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """Per input file (paths relative to the checked directory; the first
+    :data:`MAX_DIFFED`), the line ranges that differ from commit
+    ``base_sha``: what the pull request touched. A file git cannot diff is left out."""
+    if ctx.checkout is None:
+        return {}
+    prefix = ctx.checkout.resolved
+    found = {p: ctx.checkout.changed_lines(base_sha, prefix + p.replace(os.sep, "/")) for p in inputs[:MAX_DIFFED]}
+    return {p: ranges for p, ranges in found.items() if ranges}
+
+
 def logical_path(path: str, env=os.environ) -> str:
     """``path`` made absolute without resolving symlinks. The current
     directory is the shell's ``$PWD`` when that names it: the process's own

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rag_corpus_check import __version__
 from rag_corpus_check.core import problems as P
+from rag_corpus_check.core.text import figure
 from rag_corpus_check.pipeline.context import Context
 
 if TYPE_CHECKING:
@@ -129,6 +130,8 @@ class Outcome:
     config_digests: Mapping[str, str] = field(default_factory=dict)  # the config file (display path) -> sha256
     measured: Measured = NOT_MEASURED
     gated: Gated = NOT_GATED
+    uncommitted: tuple[str, ...] | None = None  # inputs the checked-out commit does not hold as read (None: not known)
+    changed: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # with a base: lines the PR changed
     resampling: Ledger | None = None  # the resampling work charged to the budget (gate.budget)
     rules: Rules | None = None  # which rules applied (None: no config to take them from)
     vector_trust: VectorTrust | None = None  # dense and hybrid, with a base: what the PR supplied
@@ -301,7 +304,7 @@ def _vectors(out: Outcome) -> list[str]:
 
 
 def _below(t: ThresholdResult) -> str:
-    value = "undefined" if t.value is None else f"{t.value:.4f}"
+    value = "undefined" if t.value is None else figure(t.value, t.limit)
     return f"`{t.measure}` is {value}, the threshold is {t.limit:g}" + (f" ({t.note})" if t.note else "")
 
 

@@ -24,7 +24,7 @@ from rag_corpus_check.inputs import Inputs, Source, chunks, read_inputs
 from rag_corpus_check.inputs.cross_file import AtBase, check_labels, cross_check
 from rag_corpus_check.inputs.formats import format_of, unknown_format
 from rag_corpus_check.inputs.gold import MAPPABLE
-from rag_corpus_check.inputs.question_texts import duplicate_questions
+from rag_corpus_check.inputs.question_texts import Ranks, duplicate_questions
 from rag_corpus_check.inputs.records import without_own_id
 from rag_corpus_check.metrics.evaluate import (
     Evaluation,
@@ -162,7 +162,7 @@ def measure(root: str, cfg: Config, problems: P.Problems, options: Options, cont
     formats = {source.display: source.shown_format for source in sources.values()}
     inputs = read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, problems,
                          on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
-                         hook=retriever.hook() if retriever else None, labelled=compared,
+                         hook=retriever.hook() if retriever else None, labelled=compared, copies_later=True,
                          analyzer=cfg.bm25.analyzer())
     if moved and inputs.gold is not None:
         from rag_corpus_check.inputs.markdown_corpus import carry_labels
@@ -202,6 +202,7 @@ def _measured(cfg: Config, problems: P.Problems, inputs: Inputs, retriever: Rank
     evaluated = _evaluate(cfg, gold, ranked.run) if _evaluable(problems, gold, ranked.run) else None
     enter("load")
     corpus = inputs.corpus  # read now, if not yet: after the measures, which need none
+    inputs.report_copies(corpus, problems, _ranks(cfg, ranked.run))
     measured = Measured(gold, ranked.run, corpus, corpus_read=corpus, retrieval=ranked.retrieval, formats=formats,
                         digests={**ranked.digests, **inputs.digests}, base_gold_rankings=ranked.base_gold_rankings,
                         base_note=ranked.base_note, vectors=ranked.vectors,
@@ -211,6 +212,14 @@ def _measured(cfg: Config, problems: P.Problems, inputs: Inputs, retriever: Rank
     measured, evaluated = _chunked(cfg, problems, measured, ranked, evaluated)
     return _validate(cfg, problems, measured, evaluated, options, labels_checked=retriever is not None,
                      at_base=at_base)
+
+
+def _ranks(cfg: Config, run: Run | None) -> Ranks | None:
+    """The ranking measured and what made it, for the copies' warnings."""
+    if run is None:
+        return None
+    by = "the committed run" if cfg.run is not None else f"the configured retriever (`{cfg.ranker.name}`)"
+    return Ranks(run.rankings(), by)
 
 
 def _drop_identical(cfg: Config, ranked: Ranked) -> Ranked:

@@ -13,6 +13,7 @@ from rag_corpus_check.gate.thresholds import ThresholdResult
 from rag_corpus_check.pipeline.outcome import Outcome
 from rag_corpus_check.report.changes import signed
 from rag_corpus_check.report.markdown import fmt
+from rag_corpus_check.report.render import versus
 
 if TYPE_CHECKING:  # the comparison's records: only with a base compared
     from rag_corpus_check.gate.compare import Delta, View
@@ -81,9 +82,9 @@ def _console_slice(s: SliceResult) -> list[str]:
 
 
 def _threshold_line(t: ThresholdResult) -> str:
-    on_base = f"  (base's gold set: {fmt(t.on_base_gold)})" if t.base_gold_checked else ""
+    on_base = f"  (base's gold set: {versus(t.on_base_gold, t.limit)})" if t.base_gold_checked else ""
     note = f"  ({safe_text(t.note, 400)})" if t.note else ""
-    return f"      {_WORD[t.passed]} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}{on_base}{note}"
+    return f"      {_WORD[t.passed]} {str(t.measure):<12} {versus(t.value, t.limit)}  >= {t.limit:g}{on_base}{note}"
 
 
 def _view_lines(views: list[View]) -> list[str]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.terms import (
     GOLD_SETS,
+    GOLD_WORDS,
     MIN_PERMUTATIONS,
     MIN_QUESTIONS,
     PERMUTATIONS,
@@ -26,7 +27,7 @@ from rag_corpus_check.report.confidence import (
     explained_line,
     pool_for,
 )
-from rag_corpus_check.report.markdown import Summary, cell, fmt
+from rag_corpus_check.report.markdown import Summary, cell, fmt, prose
 
 if TYPE_CHECKING:  # the comparison's records: only with a base compared
     from rag_corpus_check.gate.compare import Comparison, Delta, QuestionChange, View
@@ -56,7 +57,7 @@ def add_sections(s: Summary, data: dict) -> None:
     s.heading("What changed in this PR", 3)
     s.para(f"Compared with the base `{cmp_['base_sha'] or cell(cmp_['base_rev'])}`.")
     for note in cmp_["notes"]:
-        s.para(f"> [!NOTE]\n> {cell(note, 400)}")
+        s.para(f"> [!NOTE]\n> {prose(note, 400)}")
     if cmp_["rules"] is not None:
         _rules(s, cmp_["rules"])
     if "deltas" in cmp_:
@@ -65,7 +66,7 @@ def add_sections(s: Summary, data: dict) -> None:
         render.deltas(s, data)
         add_explained(s, cmp_["label_debt_drops"])
         add_significance(s, data["significance"])
-        _per_question(s, data["per_question"])
+        _per_question(s, data["per_question"], render.same_gold_sets(data))
         _questions(s, cmp_)
         _new_chunks(s, cmp_)
         _labels(s, cmp_)
@@ -85,7 +86,7 @@ def _rules(s: Summary, rules: dict) -> None:
             f"“{cell(rules['override_reason'], 300)}”. The head config's rules were enforced."
         )
     if rules["changes"]:
-        s.para("Rule changes: " + "; ".join(cell(c, 200) for c in rules["changes"]))
+        s.para("Rule changes: " + "; ".join(prose(c, 200) for c in rules["changes"]))
     s.para(f"Rules enforced: `{rules['source']}`.")
 
 
@@ -94,13 +95,14 @@ def view_title(v: View) -> str:
     return f"Judged by {GOLD_SETS[v.gold]}: {v.paired} questions"
 
 
-def _per_question(s: Summary, rule: dict | None) -> None:
+def _per_question(s: Summary, rule: dict | None, same_gold: bool) -> None:
     """The per-question rule: the questions over its limit, per gold set."""
     if rule is None:
         return
-    dropped = rule["dropped"]
+    dropped = render.once_per_gold(rule["dropped"], same_gold)
     over = [(gold, q) for gold, qs in dropped.items() for q in qs]
-    counts = "; ".join(f"judged by the {gold}'s gold set: {len(qs)}" for gold, qs in dropped.items())
+    counts = "; ".join(f"Judged by {GOLD_WORDS.get(gold, render.BOTH_GOLD)}: "
+                       f"{len(qs)}" for gold, qs in dropped.items())
     s.para(f"{'✅' if rule['passed'] else '❌'} Per-question rule (`per_question`): questions that lost more than "
            f"{rule['max_drop']:g} of `{rule['measure']}` — at most {rule['max_questions']} may. {counts}.")
     if over:

@@ -19,9 +19,9 @@ import zlib
 from dataclasses import dataclass
 
 from rag_corpus_check.core.schemas import errors, load_schema, quick_verdict
-from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.core.text import counted, safe_text
 from rag_corpus_check.report import render as render_
-from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.markdown import Summary, cell, prose
 from rag_corpus_check.report.render import (
     ICON,
     TITLE,
@@ -239,7 +239,7 @@ def _fit(head: str, sections: list[str], footer: str) -> str:
 
 def _head(results: dict, run: RunInfo) -> str:
     verdict = results["verdict"]
-    facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}",
+    facts = [f"PR head `{run.head_sha}`", f"checked out {sha(results['provenance']['commit'])}{_uncommitted(results)}",
              f"rules: `{results.get('rules_source') or 'unknown'}`", f"{count(len(results['queries']))} questions",
              f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
     title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{title_notes(results)}")
@@ -247,11 +247,17 @@ def _head(results: dict, run: RunInfo) -> str:
                       *_trust(results)])
 
 
+def _uncommitted(results: dict) -> str:
+    """`` with uncommitted changes to …`` when the checked files were not the commit's."""
+    files = render_.uncommitted(results)
+    return f" with uncommitted changes to {counted(len(files), 'input file')}" if files else ""
+
+
 def _trust(results: dict) -> list[str]:
     """The `trust` warnings (the check lists them first and never cuts them), right under the title."""
     found = [p.get("message") for p in results["problems"] if isinstance(p, dict) and p.get("kind") == "trust"]
     more = f"\n> - …and {len(found) - MAX_ROWS} more (see the job summary)" if len(found) > MAX_ROWS else ""
-    listed = "".join(f"\n> - {cell(m, 400)}" for m in found[:MAX_ROWS]) + more
+    listed = "".join(f"\n> - {prose(m, 400)}" for m in found[:MAX_ROWS]) + more
     return [f"\n> [!WARNING]\n> What this check took on trust, or whose rules it applied:{listed}"] if found else []
 
 
@@ -263,7 +269,7 @@ def _override(results: dict) -> list[str]:
     rules = rules if isinstance(rules, dict) else {}
     reason, changed = rules.get("override_reason"), rules.get("changes")
     changes = [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []
-    listed = "".join(f"\n> - {cell(c, 200)}" for c in changes[:MAX_ROWS])
+    listed = "".join(f"\n> - {prose(c, 200)}" for c in changes[:MAX_ROWS])
     more = f"\n> - …and {len(changes) - MAX_ROWS} more (see the job summary)" if len(changes) > MAX_ROWS else ""
     why = f" Reason given: {cell(reason, 300)}." if isinstance(reason, str) else ""
     return [f"\n> [!CAUTION]\n> This pull request changed the gate's rules (a new `rule_change_reason`): it was "

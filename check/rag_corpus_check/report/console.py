@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rag_corpus_check.core.text import safe_text
 from rag_corpus_check.gate.rules import OVERRIDE
+from rag_corpus_check.gate.terms import GOLD_WORDS, SAME_GOLD
 from rag_corpus_check.metrics.measures import headline
 from rag_corpus_check.pipeline.outcome import (
     ERROR,
@@ -44,7 +45,7 @@ def render_console(out: Outcome, results_path: str | None, summary_path: str | N
     of ``out`` when not given), which the rules, the run source and the
     conventions are rendered from."""
     data = results_dict(out) if data is None else data
-    lines = (_head(out, data) + _why_failed(out) + _comparison(out, data.get("comparison") or {}) + _thresholds(out)
+    lines = (_head(out, data) + _why_failed(out) + _comparison(out, data) + _thresholds(out, data)
              + slice_lines(out) + _means(out))
     lines += _problem_lines(out)
     lines += _verdict_note(out) + _conventions(data)
@@ -86,8 +87,7 @@ def verdict_line(out: Outcome) -> str:
 
 
 def _head(out: Outcome, data: dict) -> list[str]:
-    commit = data["provenance"]["commit"]
-    lines = [verdict_line(out), f"  commit: {commit or 'unknown (not a git checkout)'}"]
+    lines = [verdict_line(out), "  " + _checked(data)]
     rules = rules_line(data, safe_text)
     if rules:
         lines.append("  " + rules)
@@ -98,21 +98,29 @@ def _head(out: Outcome, data: dict) -> list[str]:
     return lines
 
 
+def _checked(data: dict) -> str:
+    """``commit: <sha>``, or ``checked: working tree, uncommitted changes to … on top of commit <sha>``."""
+    words = render.checked_words(data, safe_text, str)
+    return "commit: " + words.removeprefix("commit ") if words.startswith("commit ") else "checked: " + words
+
+
 def _comparison(out: Outcome, data: dict) -> list[str]:
     """With --base: the relevant documents the PR changed and the questions
-    it removed (``data``: the results file's comparison), the means base →
-    head and the questions that dropped most (what the summary's "What
+    it removed, the means base → head (once when the gold set did not
+    change) and the questions that dropped most (what the summary's "What
     changed in this PR" opens with)."""
     cmp_ = out.base.comparison if out.base else None
     notes = [f"  base: {safe_text(n, 300)}" for n in (out.base.notes if out.base else [])]
     if cmp_ is None:
         return notes
     lines = [f"  compared with the base {safe_text(cmp_.base_sha[:12], 40)}:"]
-    lines += _changed_lines(data.get("changed_relevant") or []) + _removed_lines(data)
+    compared = data.get("comparison") or {}  # the results file's comparison
+    lines += _changed_lines(compared.get("changed_relevant") or []) + _removed_lines(compared)
     lines.append(f"   {changed_by_line(cmp_.changed_by).lower()}")
     gated = {t.measure for t in out.thresholds}
-    for v in cmp_.views:
-        lines.append(f"   {view_title(v).lower()}:")
+    same = render.same_gold_sets(data)
+    for v in cmp_.views[:1 if same else None]:
+        lines.append(f"   judged by {SAME_GOLD}: {v.paired} questions:" if same else f"   {view_title(v).lower()}:")
         lines += [f"    {str(d.measure):<12} {fmt(d.base)} -> {fmt(d.head)}  ({signed(d.delta)})"
                   + console_delta(d, gated) for d in v.deltas]
     lines += console_lines(out, pool_command(out))
@@ -172,24 +180,30 @@ def _drop_lines(drops: list) -> list[str]:
                    f"{safe_text(moved_documents(q, esc=str, limit=2), 300)}" for q in drops[:5]]
 
 
-def _thresholds(out: Outcome) -> list[str]:
+def _thresholds(out: Outcome, data: dict) -> list[str]:
+    """Each threshold; its value on the base's gold set too when that set
+    differs from the head's; a threshold this PR loosened, marked."""
     lines = ["  thresholds:"] if out.thresholds else []
+    same_gold, loosened = render.same_gold_sets(data), render.loosened_rules(data)
     for t in out.thresholds:
-        lines += [_threshold_line(t), *console_interval(out, t.measure)]
-    return lines + _per_question_line(out)
+        change = render.loosening({"measure": str(t.measure)}, loosened)
+        mark = f"  -- FAIL: {safe_text(change, 200)} in this PR without a new `rule_change_reason`" if change else ""
+        lines += [_threshold_line(t, same_gold) + mark, *console_interval(out, t.measure)]
+    return lines + _per_question_line(out, same_gold)
 
 
-def _threshold_line(t) -> str:
+def _threshold_line(t, same_gold: bool = False) -> str:
     note = f"  ({safe_text(t.note)})" if t.note else ""
-    on_base = f"  (base's gold set: {fmt(t.on_base_gold)})" if t.base_gold_checked else ""
-    return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {fmt(t.value)}  >= {t.limit:g}{on_base}{note}"
+    on_base = f"  (base's gold set: {render.versus(t.on_base_gold, t.limit)})" if t.base_gold_checked and not same_gold else ""
+    return f"    {'ok  ' if t.passed else 'FAIL'} {str(t.measure):<12} {render.versus(t.value, t.limit)}  >= {t.limit:g}{on_base}{note}"
 
 
-def _per_question_line(out: Outcome) -> list[str]:
+def _per_question_line(out: Outcome, same_gold: bool) -> list[str]:
     rule = out.per_question
     if rule is None:
         return []
-    counts = ", ".join(f"{len(qs)} by the {gold}'s gold set" for gold, qs in rule.dropped.items())
+    counts = ", ".join(f"{len(qs)} judged by {GOLD_WORDS.get(gold, render.BOTH_GOLD)}"
+                       for gold, qs in render.once_per_gold(rule.dropped, same_gold).items())
     return [f"    {'ok  ' if rule.passed else 'FAIL'} per_question: questions that lost more than "
             f"{rule.rule.max_drop:g} of {rule.rule.measure}: {counts} (at most {rule.rule.max_questions})"]
 

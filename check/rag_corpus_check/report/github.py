@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Mapping, Sequence
 
 from rag_corpus_check.core.problems import TRUST
 from rag_corpus_check.core.text import safe_text
@@ -45,12 +46,14 @@ def repository_path(out: Outcome, file: str | None) -> str | None:
 
 def annotation_lines(out: Outcome) -> list[str]:
     """At most MAX_PER_TYPE errors and warnings, and a notice with the count
-    of the rest; the warnings about trust and rules first, never cut."""
+    of the rest; the warnings about trust and rules first, never cut, then
+    the problems on lines the pull request changed (with a base), then the rest."""
     lines = _gate_annotations(out)
     override = _override_annotation(out)
     totals = {"error": out.problems.error_count(), "warning": out.problems.warning_count()}
     for severity, total in totals.items():
-        probs = [p for p in out.problems.listed() if p.severity == severity]
+        probs = sorted((p for p in out.problems.listed() if p.severity == severity),
+                       key=lambda p: (p.kind != TRUST, not touched(out.changed, p.file, p.line)))
         trust = sum(p.kind == TRUST for p in probs)
         room = max(MAX_PER_TYPE - (len(override) if severity == "warning" else 0), trust)
         lines += (override if severity == "warning" else []) + [_annotation(out, p) for p in probs[:room]]
@@ -58,6 +61,15 @@ def annotation_lines(out: Outcome) -> list[str]:
             lines.append(command("notice", f"{total - room} more {severity}s are listed in the job summary "
                                  "and the results file"))
     return lines
+
+
+def touched(changed: Mapping[str, Sequence[tuple[int, int]]], file: str | None, line: int | None) -> bool:
+    """A problem at ``file``:``line`` is on what the pull request changed:
+    a changed line, or anywhere in a changed file when it names no line."""
+    ranges = changed.get(file or "")
+    if not ranges:
+        return False
+    return line is None or any(first <= line <= last for first, last in ranges)
 
 
 def _override_annotation(out: Outcome) -> list[str]:

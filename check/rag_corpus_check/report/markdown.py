@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check.core.text import safe_text
+from rag_corpus_check.core.text import DIGITS, safe_text
 
 MAX_SUMMARY_BYTES = 900 * 1024  # GitHub drops a step summary above 1 MiB entirely
 
@@ -28,7 +28,39 @@ def cell(value: object, limit: int = 120) -> str:
     return s
 
 
-def fmt(v: float | None, digits: int = 4) -> str:
+_SPAN = re.compile(r"`([^`]+)`")
+
+
+def prose(value: object, limit: int = 500, in_table: bool = False) -> str:
+    """Untrusted text whose `…` spans are shown as code (a measure name, an
+    id, a key to write): the spans are kept as code spans, everything else
+    goes through :func:`cell`. A code span's content is shown literally by
+    GFM (no emphasis, link, autolink or HTML), and it cannot be closed early:
+    it holds no backtick. In a table cell its ``|`` is escaped (GFM splits
+    cells before it reads code spans). A backtick without its pair is text."""
+    s = safe_text(value, limit)
+    out, at = [], 0
+    for m in _SPAN.finditer(s):
+        out += [cell(s[at:m.start()], len(s)), "`" + _span(m.group(1), in_table) + "`"]
+        at = m.end()
+    out.append(cell(s[at:], len(s)))
+    return "".join(out)
+
+
+def span_text(value: object, limit: int = 120) -> str:
+    """Untrusted text to go inside a code span (which shows it literally):
+    single-line, its backticks made quotes so it cannot close the span."""
+    return _span(safe_text(value, limit).replace("`", "'"), False)
+
+
+def _span(text: str, in_table: bool) -> str:
+    # A span that starts and ends with a space loses one of each; a space
+    # more on both sides keeps the text as it is.
+    text = text.replace("|", "\\|") if in_table else text
+    return f" {text} " if text.startswith(" ") and text.endswith(" ") and text.strip() else text
+
+
+def fmt(v: float | None, digits: int = DIGITS) -> str:
     return "—" if v is None else f"{v:.{digits}f}"
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 
-from rag_corpus_check.core.text import natural_key, safe_text
+from rag_corpus_check.core.text import DIGITS, figure, natural_key, safe_text
 from rag_corpus_check.gate.terms import (  # constants only: no import past the stdlib
     GOLD_SETS,
     MIN_QUESTIONS,
+    SAME_GOLD,
 )
-from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.markdown import Summary, cell, prose
 
 _MEASURE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(@[0-9]{1,5})?")  # P@5, Judged@10, Rprec
 MAX_QUESTIONS_SHOWN = 2000
@@ -45,12 +46,20 @@ def is_number(value: object) -> bool:
     return type(value) in (int, float) and abs(value) < 1e9  # type: ignore[arg-type]
 
 
-def num(value: object, digits: int = 4) -> str:
+def num(value: object, digits: int = DIGITS) -> str:
     """A number as shown; null as "—"; anything else (an untyped field of a
     hostile file, a huge number) as "?"."""
     if value is None:
         return "—"
     return f"{value:.{digits}f}" if is_number(value) else "?"
+
+
+def versus(value: object, against: object) -> str:
+    """A value shown beside its limit (:func:`core.text.figure`: enough
+    decimals to show which side of it the value is on)."""
+    if not (is_number(value) and is_number(against)):
+        return num(value)
+    return figure(value, against)  # type: ignore[arg-type]
 
 
 def signed(value: object) -> str:
@@ -90,34 +99,96 @@ def more(shown: int, total: int, what: str) -> str:
     return f"…and {total - shown} more {what} (see the job summary)." if total > shown else ""
 
 
+def uncommitted(results: dict) -> list[str]:
+    """The input files the checked commit does not hold as they were read."""
+    files = results.get("provenance", {}).get("uncommitted")
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+
+def checked_words(results: dict, esc, commit_words) -> str:
+    """What was checked: ``commit <sha>``, or the working tree with the
+    uncommitted changes named (never the commit alone for files it does not
+    hold). ``esc`` escapes a path, ``commit_words`` shows the commit."""
+    sha = results.get("provenance", {}).get("commit")
+    if not isinstance(sha, str):
+        return "commit unknown (not a git checkout)"
+    files = uncommitted(results)
+    if not files:
+        return f"commit {commit_words(sha)}"
+    names = ", ".join(esc(f) for f in files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    return f"working tree, uncommitted changes to {names} on top of commit {commit_words(sha)}"
+
+
 # ---------------------------------------------------------------- thresholds
 
 
-def threshold_row(t: dict, on_base: bool = False) -> list[str]:
-    """measure, value (and on the base's gold set), the limit (and max_drop), the result."""
+def threshold_row(t: dict, on_base: bool = False, loosened: str | None = None) -> list[str]:
+    """measure, value (and on the base's gold set), the limit (and max_drop),
+    the result; ``loosened``: how this PR loosened the rule (which fails the gate)."""
     drop = f", drop ≤ {limit(t['max_drop'])}" if t.get("max_drop") is not None else ""
-    note = f" ({cell(t['note'])})" if t.get("note") else ""
-    values = [num(t["value"]), num(t.get("value_on_base_gold"))] if on_base else [num(t["value"])]
-    return [measure(t["measure"]), *values, f"≥ {limit(t['limit'])}{drop}", passed_cell(t["passed"]) + note]
+    note = f" ({prose(t['note'], 120, in_table=True)})" if t.get("note") else ""
+    values = [versus(t["value"], t["limit"]), versus(t.get("value_on_base_gold"), t["limit"])] if on_base \
+        else [versus(t["value"], t["limit"])]
+    rule = f" · ❌ {prose(loosened, 200, in_table=True)} in this PR without a new `rule_change_reason`" \
+        if loosened else ""
+    return [measure(t["measure"]), *values, f"≥ {limit(t['limit'])}{drop}", passed_cell(t["passed"]) + note + rule]
+
+
+def same_gold_sets(results: dict) -> bool:
+    """The gold set did not change in this PR: the head's ranking judged by
+    the base's gold set is judged by its own, and the two views say one thing."""
+    cmp_ = comparison(results)
+    views = dicts(cmp_.get("views"))
+    return (cmp_.get("gold_changed") is False and len(views) == 2
+            and views[0].get("deltas") == views[1].get("deltas")
+            and views[0].get("paired_questions") == views[1].get("paired_questions"))
+
+
+BOTH_GOLD = "either gold set (the same here: unchanged in this PR)"
+
+
+def once_per_gold(found: dict, same_gold: bool) -> dict:
+    """What each gold set found (gold set -> a list); when the gold set did
+    not change (``same_gold``: :func:`same_gold_sets`), once, under "both"."""
+    lists = list(found.values())
+    return {"both": lists[0]} if same_gold and len(lists) == 2 and lists[0] == lists[1] else found
+
+
+def loosened_rules(results: dict) -> list[str]:
+    """The rule changes this PR made without a new `rule_change_reason` (they fail the gate)."""
+    rules = comparison(results).get("rules")
+    if not isinstance(rules, dict) or rules.get("violated") is not True:
+        return []
+    return [r for r in rules.get("loosened") or [] if isinstance(r, str)]
+
+
+def loosening(t: dict, loosened: list[str]) -> str | None:
+    """How this PR loosened the top-level threshold ``t`` (its minimum or its max_drop), if it did."""
+    m = t.get("measure")
+    return next((r for r in loosened if r.startswith((f"threshold `{m}` ", f"`max_drop` of `{m}` "))), None)
 
 
 def thresholds(s: Summary, results: dict, level: int = 3, max_rows: int | None = None) -> None:
-    """The thresholds, failed first; with a base, their values on both gold
+    """The thresholds, failed first (a rule this PR loosened counts as
+    failed); with a base and a changed gold set, their values on both gold
     sets; when the gate failed, why."""
-    rows = sorted(results["thresholds"], key=lambda t: t["passed"] is not False)
+    loosened = loosened_rules(results)
+    rows = sorted(results["thresholds"], key=lambda t: t["passed"] is not False and not loosening(t, loosened))
     if not rows:
         return
-    on_base = any("base" in (t.get("gold_sets") or ()) for t in rows)
+    on_base = any("base" in (t.get("gold_sets") or ()) for t in rows) and not same_gold_sets(results)
     shown = rows[:max_rows]
     s.heading("Metrics vs thresholds", level)
     columns = ["measure", "value (head's gold set)", "value (base's gold set)"] if on_base else ["measure", "value"]
-    s.table(columns + ["threshold", "result"], [threshold_row(t, on_base) for t in shown])
+    s.table(columns + ["threshold", "result"], [threshold_row(t, on_base, loosening(t, loosened)) for t in shown])
     if len(shown) < len(rows):
         s.para(more(len(shown), len(rows), "thresholds"))
     if on_base:
         s.para("With a base, every threshold holds on the head's own gold set and on the base's: the head's "
                "ranking is judged by the base's questions and labels too, so a change to the gold set can only "
                "add failures.")
+    elif any("base" in (t.get("gold_sets") or ()) for t in rows):
+        s.para("The gold set did not change in this PR: judged by the base's gold set the values are the same.")
     if results["verdict"] == "fail":
         _reasons(s, [r for r in results.get("gate_reasons") or [] if isinstance(r, str)], max_rows)
 
@@ -127,7 +198,7 @@ def _reasons(s: Summary, reasons: list[str], max_rows: int | None) -> None:
         return
     shown = reasons[:max_rows]
     s.para("**The gate failed because:**")
-    s.bullets([cell(r, 500) for r in shown])
+    s.bullets([prose(r, 500) for r in shown])
     if len(shown) < len(reasons):
         s.para(more(len(shown), len(reasons), "reasons"))
 
@@ -139,9 +210,10 @@ def deltas(s: Summary, results: dict, max_rows: int | None = None) -> None:
     """The means base → head, a table per gold set compared, with the
     interval of each delta, its label-debt bound and the paired test's p."""
     cmp_ = comparison(results)
-    for view in dicts(cmp_.get("views")):
+    same = same_gold_sets(results)
+    for view in dicts(cmp_.get("views"))[:1 if same else None]:
         gold, rows = view.get("gold"), dicts(view.get("deltas"))
-        words = GOLD_SETS.get(gold, cell(gold, 20)) if isinstance(gold, str) else "?"
+        words = SAME_GOLD if same else GOLD_SETS.get(gold, cell(gold, 20)) if isinstance(gold, str) else "?"
         s.para(f"**Judged by {words}: {count(view.get('paired_questions'))} questions** (the same questions on both "
                "sides; `max_drop` compares these means).")
         s.table(["measure", "base", "head", "Δ", f"{_ci_words(results)} of Δ", f"Δ {IF_RELEVANT}",
@@ -293,7 +365,7 @@ def problems(s: Summary, results: dict, level: int = 3, max_rows: int | None = N
     shown = listed[:max_rows]
     s.table(["severity", "kind", "where", "id", "problem"],
             [[p["severity"], cell(p["kind"], 20), cell(_location(p), 200), cell(p["id"]) if p["id"] else "",
-              cell(p["message"], 400)] for p in shown])
+              prose(p["message"], 400, in_table=True)] for p in shown])
     if len(shown) < len(listed):
         s.para(more(len(shown), len(listed), "problems"))
     if dropped:
@@ -392,7 +464,7 @@ def _gate_cell(r: dict) -> str:
         note = r.get("note")
         if not note:
             return "not gated (no thresholds)"
-        return note if isinstance(note, str) and _NOT_GATED.fullmatch(note) else cell(note, 300)
+        return note if isinstance(note, str) and _NOT_GATED.fullmatch(note) else prose(note, 300, in_table=True)
     return passed_cell(r["passed"])
 
 
@@ -403,9 +475,9 @@ def _slice_thresholds(s: Summary, rows: list[dict]) -> None:
 
 
 def _slice_threshold(name: object, t: dict) -> list[str]:
-    note = f" ({cell(t['note'], 300)})" if t.get("note") else ""
+    note = f" ({prose(t['note'], 300, in_table=True)})" if t.get("note") else ""
     drop = "—" if t.get("max_drop") is None else limit(t["max_drop"])
-    return [cell(name), measure(t.get("measure")), num(t.get("value")), f"≥ {limit(t.get('limit'))}", drop,
+    return [cell(name), measure(t.get("measure")), versus(t.get("value"), t.get("limit")), f"≥ {limit(t.get('limit'))}", drop,
             passed_cell(t.get("passed")) + note]
 
 

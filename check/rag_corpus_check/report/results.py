@@ -90,6 +90,7 @@ def _provenance(out: Outcome) -> dict:
         "tool_version": env["tool_version"],
         "python": env["python"],
         "commit": out.context.commit or out.context.github_sha,
+        "uncommitted": None if out.uncommitted is None else list(out.uncommitted),
         "event_head_sha": out.context.event_head_sha,
         "event_name": out.context.event_name,
         "github_sha": out.context.github_sha,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rag_corpus_check.inputs.records import NO_TYPE
 from rag_corpus_check.pipeline.outcome import Outcome
-from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.markdown import Summary, cell, span_text
 from rag_corpus_check.retrieval.dense import SHOWN
 from rag_corpus_check.retrieval.rankers import RANKERS
 
@@ -34,10 +34,11 @@ def run_source_json(out: Outcome) -> dict | None:
     return info
 
 
-def source_line(source: dict | None, esc=cell, code=lambda t: f"`{t}`") -> str | None:
+def source_line(source: dict | None, esc=span_text, code=lambda t: f"`{t}`") -> str | None:
     """One line on where the ranking came from (``source``: the results
-    file's `run_source`); ``esc``/``code`` render untrusted text and code
-    spans for the target (Markdown by default)."""
+    file's `run_source`); ``esc``/``code`` render untrusted text inside a
+    code span and the span for the target (Markdown by default: the text
+    as it is, in backticks — escapes would show inside a span)."""
     if source is None:
         return None
     if source["type"] == "file":

@@ -12,7 +12,7 @@ from rag_corpus_check.report import render
 from rag_corpus_check.report.changes import add_sections as add_change_sections
 from rag_corpus_check.report.confidence import means_note
 from rag_corpus_check.report.conventions import convention_lines
-from rag_corpus_check.report.markdown import Summary, cell
+from rag_corpus_check.report.markdown import Summary, cell, prose
 from rag_corpus_check.report.results import results_dict
 from rag_corpus_check.report.rule_lines import rules_line
 from rag_corpus_check.report.sources import add_sections as add_retrieval_sections
@@ -56,10 +56,10 @@ def _head(s: Summary, data: dict, repo_url: str | None) -> None:
     checked = data["provenance"]["commit"]
     verdict = data["verdict"]
     head = f"{render.ICON[verdict]} **rag-corpus-check: {render.TITLE[verdict]}**{render.title_notes(data)}"
-    head += f" · commit {_commit_link(repo_url, checked)}" if checked else " · commit unknown (not a git checkout)"
+    head += " · " + render.checked_words(data, lambda f: cell(f, 200), lambda sha: _commit_link(repo_url, sha))
     s.heading(head, 2)
     lines = _event_lines(data, repo_url, checked)
-    rules = rules_line(data, cell, lambda t: f"`{t}`")
+    rules = rules_line(data, prose, lambda t: f"`{t}`")
     if rules:
         lines.append(rules[0].upper() + rules[1:])
     if lines:
@@ -82,6 +82,10 @@ def _event_lines(data: dict, repo_url: str | None, checked: str | None) -> list[
 
 def _commit_notes(s: Summary, data: dict, checked: str | None) -> None:
     prov = data["provenance"]
+    if checked and render.uncommitted(data):
+        s.para("> [!WARNING]\n> This result is for the working tree, not for a commit: the input files named above "
+               f"differ from commit `{checked}` (or it does not hold them). Commit them and run again for a result "
+               "that names the commit it is for.")
     if checked and prov["github_sha"] not in (None, checked):
         s.para(
             "> [!WARNING]\n> The workspace `HEAD` is not the commit this workflow run was "
