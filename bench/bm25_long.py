@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "check"))
 
 from generate import vocabulary  # noqa: E402
 
+from rag_corpus_check.retrieval import analyzer  # noqa: E402
 from rag_corpus_check.retrieval import bm25 as retrieve  # noqa: E402
 
 DEPTH = 100
@@ -94,9 +95,9 @@ def run_bm25s(docs, queries) -> None:
     import bm25s
 
     model = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
-    model.index([retrieve.tokenize(text) for _, text in docs], show_progress=False)
+    model.index([analyzer.tokenize(text) for _, text in docs], show_progress=False)
     vocab = model.vocab_dict
-    tokens = [[t for t in retrieve.tokenize(q) if t in vocab] or [next(iter(vocab))] for q in queries]
+    tokens = [[t for t in analyzer.tokenize(q) if t in vocab] or [next(iter(vocab))] for q in queries]
     model.retrieve(tokens, k=DEPTH, show_progress=False, n_threads=1)
 
 

@@ -52,7 +52,7 @@ BM25S = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import bm25s
-from rag_corpus_check.retrieval.bm25 import tokenize
+from rag_corpus_check.retrieval.analyzer import tokenize
 ids, docs = [], []
 for line in open("corpus.jsonl", encoding="utf-8"):
     r = json.loads(line)

@@ -47,6 +47,7 @@ def test_example_passes(repo, run_cli):
         "means_over": "questions with at least one relevant document",
         "relevance_map": {}, "run_order": "descending", "level": None,
         "measures": ["P@5", "R@5", "nDCG@5", "Judged@5"],
+        "analyzer": {"cjk": "bigrams", "stemmer": None, "stopwords": None},
     }
     assert "PASSED" in out and "q15" in out
     for text in (

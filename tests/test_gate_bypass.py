@@ -382,6 +382,7 @@ def test_an_unchanged_committed_run_is_not_warned_about(kb, tmp_path, capsys):
     ("  depth: 100 ", "  depth: 10 ", "`retriever.depth` 100 → 10"),
     ("  statuses: [active] ", "  statuses: [active, stale] ", "`retriever.statuses` [active] → [active, stale]"),
     ("  stopwords: english", "  stopwords: null", "`retriever.stopwords` english → null"),
+    ("  stopwords: english", "  stopwords: english\n  stemmer: porter", "`retriever.stemmer` null → porter"),
 ])
 def test_changed_retriever_parameters_are_a_rule_change(kb, tmp_path, capsys, old, new, change):
     base = commit(kb, "base")

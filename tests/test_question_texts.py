@@ -210,24 +210,13 @@ def test_a_text_repeated_through_aliases_is_normalised_and_tokenised_once(monkey
 
     text = "why " * 50_000  # YAML aliases give every question this one object
     gold = Gold(file="g.yaml", queries={f"q{i}": GoldQuery(f"q{i}", i + 1, {}, {}, text=text) for i in range(2000)})
+    from rag_corpus_check.retrieval import analyzer
+
     calls = []
-    for name in ("normal", "tokens_of"):
-        real = getattr(question_texts, name)
-        monkeypatch.setattr(question_texts, name, lambda t, real=real: calls.append(len(t)) or real(t))
+    for module, name in ((question_texts, "normal"), (analyzer, "words")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda t, real=real: calls.append(len(t)) or real(t))
     problems = P.Problems()
     question_texts.duplicate_questions(gold, problems)
     assert LeakScan.of(gold) is not None
     assert calls == [len(text), len(text)] and problems.error_count() == 1999
-
-
-def test_ascii_tokens_are_the_retrievers_tokens():
-    import random
-
-    from rag_corpus_check.inputs.question_texts import tokens_of
-    from rag_corpus_check.retrieval.bm25 import tokenize
-
-    rnd = random.Random(5)
-    samples = ["How long are deleted_backups kept?!", "a\x00b\x7fc\td-e.f/g", "", "  ", "ÀB ǅx ﬁle Ⅻ ①"]
-    samples += ["".join(rnd.choice([chr(c) for c in range(128)]) for _ in range(200)) for _ in range(300)]
-    for text in samples:
-        assert tokens_of(text) == tokenize(text), repr(text)

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from rag_corpus_check.retrieval.bm25 import BM25Index, BM25Params, Bounds, Budget, tokenize
+from rag_corpus_check.retrieval.analyzer import tokenize
+from rag_corpus_check.retrieval.bm25 import BM25Index, BM25Params, Bounds, Budget
 
 
 @pytest.mark.parametrize("text,tokens", [
@@ -80,17 +81,17 @@ def _generate(seed=7, n_docs=3000, n_queries=300):
     return docs, queries
 
 
-def test_cross_check_against_bm25s():
+def _against_bm25s(docs, queries, ours, tokens) -> int:
+    """Our top 10 of each question against bm25s's (``method="lucene"``)
+    over the documents as ``tokens`` splits them; the questions compared."""
     import bm25s  # test-only independent implementation
-    docs, queries = _generate()
     ids = list(docs)
-    ours = _index(docs)
     theirs = bm25s.BM25(method="lucene", k1=1.2, b=0.75, dtype="float64")
-    theirs.index([tokenize(docs[d]) for d in ids], show_progress=False)
+    theirs.index([tokens(docs[d]) for d in ids], show_progress=False)
     vocab = theirs.vocab_dict
     compared = 0
     for q in queries:
-        qt = [t for t in tokenize(q) if t in vocab]
+        qt = [t for t in tokens(q) if t in vocab]
         mine = ours.search_scored(q, 10)
         if not qt:
             assert mine == []
@@ -106,7 +107,37 @@ def test_cross_check_against_bm25s():
         for d, s in mine:
             assert s == pytest.approx(float(scores[ids.index(d)]), abs=1e-9)
         compared += 1
-    assert compared > 250
+    return compared
+
+
+def test_cross_check_against_bm25s():
+    docs, queries = _generate()
+    assert _against_bm25s(docs, queries, _index(docs), tokenize) > 250
+
+
+@pytest.mark.parametrize("language, words", [
+    ("english", "connect connected connecting connection connections refund refunds refunded refunding "
+                "process processes processed processing policy policies backup backups restore restored"),
+    ("russian", "копия копии копию копий хранить хранятся хранение удалить удалённые удаление резервная "
+                "резервные резервную возврат возврата возвраты"),
+])
+def test_cross_check_with_a_stemmer_against_bm25s(language, words):
+    """``retriever.stemmer`` against bm25s given the same words stemmed by
+    PyStemmer itself: the stemmer changes which documents match, and the
+    scores still agree."""
+    import Stemmer
+
+    stem = Stemmer.Stemmer(language).stemWords
+    rnd = random.Random(11)
+    forms = words.split()
+    docs, queries = _generate(seed=3, n_docs=2000, n_queries=250)
+    docs = {d: text + " " + " ".join(rnd.choices(forms, k=rnd.randint(0, 6))) for d, text in docs.items()}
+    queries = [" ".join(rnd.choices(forms, k=rnd.randint(1, 4))) + " " + q for q in queries]
+    ours = _index(docs, stemmer=language)
+    assert _against_bm25s(docs, queries, ours, lambda text: stem(tokenize(text))) > 240
+    # The stemmer matters here: without it, other documents rank.
+    plain = _index(docs)
+    assert sum(plain.search(q, 10) != ours.search(q, 10) for q in queries) > 100
 
 
 # ---------------------------------------------------------------- work and memory bounded by the input (issue 13, item 7)

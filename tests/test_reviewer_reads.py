@@ -141,12 +141,12 @@ def test_a_clean_tree_names_its_commit(kb, tmp_path, capsys):
 
 def test_retrieval_md_names_the_stop_words_module_and_lists_its_english_words():
     from conftest import ROOT
-    from rag_corpus_check.retrieval.bm25 import STOPWORDS
+    from rag_corpus_check.retrieval.analyzer import STOPWORDS
 
     text = " ".join((ROOT / "docs" / "retrieval.md").read_text(encoding="utf-8").split())
-    assert "`retrieval/bm25.py`, `STOPWORDS`" in text
-    assert (ROOT / "check" / "rag_corpus_check" / "retrieval" / "bm25.py").is_file()
-    listed = text.split("`english` is 49 words: ", 1)[1].split(";", 1)[0].split()
+    assert "`retrieval/analyzer.py`, `STOPWORDS`" in text
+    assert (ROOT / "check" / "rag_corpus_check" / "retrieval" / "analyzer.py").is_file()
+    listed = text.split("`english` is 49 words (", 1)[1].split(")", 1)[0].split()
     assert sorted(listed) == sorted(STOPWORDS["english"]) and len(STOPWORDS["russian"]) == 151
 
 

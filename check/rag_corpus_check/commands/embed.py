@@ -214,7 +214,7 @@ def read_texts(root: str, cfg: Config, known: Callable[[str, str, str], bool], b
             out.current["documents"][doc_id] = text_sha256(text)
 
     inputs = read_inputs(found["corpus"], gold_sources(found), None, cfg.limits, problems, on_doc=on_doc,
-                         queries=found.get("queries"))
+                         queries=found.get("queries"), analyzer=cfg.bm25.analyzer())
     corpus, gold = inputs.corpus, inputs.gold
     if problems.has_errors() or corpus is None or gold is None:
         raise Invalid(problems)

@@ -353,7 +353,8 @@ def _corpus(corpus: str | dict) -> dict:
 
 def _bm25(ret: dict) -> BM25Params:
     return BM25Params(k1=float(ret.get("k1", 1.2)), b=float(ret.get("b", 0.75)), depth=ret.get("depth", 100),
-                      statuses=tuple(ret.get("statuses", ["active"])), stopwords=ret.get("stopwords"))
+                      statuses=tuple(ret.get("statuses", ["active"])), stopwords=ret.get("stopwords"),
+                      stemmer=ret.get("stemmer"))
 
 
 def _consistent(cfg: Config, doc: dict, problems: P.Problems) -> bool:

@@ -40,6 +40,7 @@ from rag_corpus_check.inputs.records import (
     Run,
     RunQuery,
 )
+from rag_corpus_check.retrieval.analyzer import Analyzer
 from rag_corpus_check.safe_io import InputError, Limits, Sha256, compressed, restart, sha256_file
 from rag_corpus_check.safe_io.scanner import Slow, no_gc
 
@@ -127,7 +128,7 @@ class Inputs:
 def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None, limits: Limits,
                 problems: P.Problems, on_doc: Callable[[str, dict], None] | None = None,
                 queries: Source | None = None, hook: RecordHook | None = None, labelled: bool = False,
-                copies_later: bool = False) -> Inputs:
+                copies_later: bool = False, analyzer: Analyzer | None = None) -> Inputs:
     """Read the gold set (with the question texts of ``queries``, a BEIR
     queries.jsonl; from several files, merged: :mod:`gold_merge`) and the
     run, and the corpus when it is asked for.
@@ -139,11 +140,13 @@ def read_inputs(corpus: Source, gold: Source | list[Source], run: Source | None,
     documents' digests are taken as the corpus is read (:mod:`labelled`).
     ``copies_later``: the caller reports the questions found in the corpus
     (:meth:`Inputs.report_copies`) once it has ranked, to say where each
-    record ranks; else they follow the corpus's problems."""
+    record ranks; else they follow the corpus's problems.
+    ``analyzer``: the config's text analyzer, which the question-in-record
+    check compares tokens with (:mod:`question_texts`)."""
     out = Inputs()
     out.copies_later = copies_later
     _read_questions(out, gold, queries, limits, problems)
-    out.scan = LeakScan.of(out.gold)  # fed by the corpus reader (question_texts)
+    out.scan = LeakScan.of(out.gold, analyzer)  # fed by the corpus reader (question_texts)
     out.labelled = LabelledDigests.of(out.gold) if labelled else None  # fed by the corpus reader too
     if run is not None:
         out.run = _read(out, run, problems, read_run, limits, problems)

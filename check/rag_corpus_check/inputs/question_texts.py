@@ -30,11 +30,14 @@ joined tokens (1.3x that check's wall, where 29% of the records are judged);
 one judged by more goes through the bounded trie walk below, for every
 question.
 
-"Contains" is decided on the built-in retriever's tokens
-(:func:`bm25.tokenize`: NFKC, casefold, ``\\w+`` runs): the question's
-tokens, in order and adjacent, inside the record's title and text as BM25
-indexes them (title, a line end, text), so neither punctuation nor spacing
-hides a copy. Only questions of at least :data:`MIN_TOKENS` words are looked
+"Contains" is decided on the built-in retriever's tokens (the config's
+:class:`analyzer.Analyzer` without stop words: NFKC, casefold, ``\\w+``
+runs, Han, Kana and Hangul runs as bigrams, the stemmer if one is
+configured): the question's tokens, in order and adjacent, inside the
+record's title and text as BM25 indexes them (title, a line end, text), so
+neither punctuation, spacing, nor (with a stemmer) an inflection hides a
+copy; a Chinese or Japanese question is found inside a longer run of text.
+Only questions of at least :data:`MIN_TOKENS` words are looked
 for (shorter ones turn up in ordinary text by chance); a word is a token of
 two characters or more, so the ``s`` that ``\\w+`` splits from
 "Parkinson's" (or the ``d`` of "vitamin D") does not make a two-word topic
@@ -75,7 +78,7 @@ from rag_corpus_check.core import problems as P
 from rag_corpus_check.core.text import nfkc, safe_text
 from rag_corpus_check.inputs.gold_merge import where
 from rag_corpus_check.inputs.records import Gold
-from rag_corpus_check.retrieval.bm25 import tokenize
+from rag_corpus_check.retrieval.analyzer import Analyzer
 
 MIN_TOKENS = 3  # shorter questions are not looked for in the corpus
 SHOWN = 20  # leak warnings listed one by one (the best-ranked first); the rest are counted
@@ -83,20 +86,6 @@ KEPT = 1000  # (record, question) pairs kept to choose the listed ones from
 WORK_PER_TOKEN = 4  # anchor offsets tried and trie steps allowed per corpus token read
 WORK_BASE = 1024  # per record
 FEW = 16  # a record judged by at most this many questions is searched for them alone, in C
-
-
-# ASCII text tokenised without the regular expression, to the same tokens:
-# ASCII is its own NFKC, its casefold is lower(), and its ``\w`` characters are
-# letters, digits and "_" — every other character ends a token. Twice as fast
-# (the scan's main cost: 100k documents hold 8M tokens).
-_ASCII_GAPS = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
-
-
-def tokens_of(text: str) -> list[str]:
-    """:func:`bm25.tokenize` without stop words (the same tokens, faster for ASCII text)."""
-    if text.isascii():
-        return text.translate(_ASCII_GAPS).lower().split()
-    return tokenize(text)
 
 
 def words(tokens: tuple[str, ...] | list[str]) -> int:
@@ -177,7 +166,9 @@ class _Node:
 class LeakScan:
     """Gold questions looked for in corpus records as they are read."""
 
-    def __init__(self, questions: dict[tuple[str, ...], list[str]], judging: dict[str, list] | None = None):
+    def __init__(self, questions: dict[tuple[str, ...], list[str]], judging: dict[str, list] | None = None,
+                 analyzer: Analyzer | None = None):
+        self.tokens_of = (analyzer or Analyzer()).tokens  # the question tokens' analyzer (no stop words)
         # record or document id -> (" tokens ", question ids) of the questions that judge it
         self.judging = judging or {}
         # anchor -> its offset in a question -> the trie of the questions with the anchor there
@@ -197,19 +188,21 @@ class LeakScan:
         self.work = 0
 
     @classmethod
-    def of(cls, gold: Gold | None) -> LeakScan | None:
+    def of(cls, gold: Gold | None, analyzer: Analyzer | None = None) -> LeakScan | None:
         """The scan for the questions of ``gold`` long enough to look for, or
-        None when there is none."""
+        None when there is none; ``analyzer``: the config's (its stop words
+        are not used)."""
+        analyzer = (analyzer or Analyzer()).without_stopwords()
         texts: dict[str, list[str]] = {}  # a text repeated (YAML aliases) is tokenised once
         for qid, q in (gold.queries.items() if gold is not None else ()):
             if q.text:
                 texts.setdefault(q.text, []).append(qid)
         questions: dict[tuple[str, ...], list[str]] = {}
         for text, qids in texts.items():
-            tokens = tuple(tokens_of(text))
+            tokens = tuple(analyzer.tokens(text))
             if words(tokens) >= MIN_TOKENS:
                 questions.setdefault(tokens, []).extend(qids)
-        return cls(questions, _judging(gold, questions)) if questions and gold is not None else None
+        return cls(questions, _judging(gold, questions), analyzer) if questions and gold is not None else None
 
     def clear(self) -> None:
         """Forget what was found (the file is read again from line 1)."""
@@ -222,7 +215,7 @@ class LeakScan:
         if not judging:
             return
         title = rec.get("title")
-        tokens = tokens_of(rec["text"] if not title else title + "\n" + rec["text"])
+        tokens = self.tokens_of(rec["text"] if not title else title + "\n" + rec["text"])
         self.tokens += len(tokens)
         found = _among(tokens, judging) if len(judging) <= FEW else self._everywhere(tokens, doc_id, line)
         for qid in found:

@@ -171,7 +171,8 @@ def measure(root: str, cfg: Config, problems: P.Problems, options: Options, cont
     formats = {source.display: source.shown_format for source in sources.values()}
     inputs = read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, problems,
                          on_doc=retriever.on_doc() if retriever else None, queries=sources.get("queries"),
-                         hook=retriever.hook() if retriever else None, labelled=compared, copies_later=True)
+                         hook=retriever.hook() if retriever else None, labelled=compared, copies_later=True,
+                         analyzer=cfg.bm25.analyzer())
     if moved and inputs.gold is not None:
         from rag_corpus_check.inputs.markdown_corpus import carry_labels
 

@@ -47,7 +47,8 @@ def _validated(root: str, cfg: Config, problems: P.Problems) -> Measured:
         return NOT_MEASURED
     formats = {source.display: source.shown_format for source in sources.values()}
     inputs = read_inputs(sources["corpus"], gold_sources(sources), sources.get("run"), cfg.limits, problems,
-                         on_doc=dense.add if dense is not None else None, queries=sources.get("queries"))
+                         on_doc=dense.add if dense is not None else None, queries=sources.get("queries"),
+                         analyzer=cfg.bm25.analyzer())
     if inputs.gold is not None:
         duplicate_questions(inputs.gold, problems)
     corpus = inputs.corpus if _clean(problems, inputs.gold) else None  # read when first asked for

@@ -37,7 +37,8 @@ def convention_lines(conventions: dict, shown: Callable[[str], str] = _plain) ->
         "questions with no relevant document are excluded from every mean and listed",
     ] + _extra_lines({m.split("@")[0] for m in c["measures"]}) + [
         line for line in [chunks.convention(c.get("level"))] if line] + (
-        [IDENTICAL] if c.get("ignore_identical_ids") else []) + _reading_lines(c, shown)
+        [IDENTICAL] if c.get("ignore_identical_ids") else []) + _reading_lines(c, shown) + _analyzer_lines(
+        c.get("analyzer"))
 
 
 def _reading_lines(c: dict, shown: Callable[[str], str]) -> list[str]:
@@ -49,6 +50,18 @@ def _reading_lines(c: dict, shown: Callable[[str], str]) -> list[str]:
     if c.get("list_grade") is not None:
         lines.append(f"a document a question lists as a plain id has grade {c['list_grade']}")
     return lines
+
+
+def _analyzer_lines(analyzer: dict | None) -> list[str]:
+    """How text becomes tokens (the built-in BM25's and the question-in-record check's)."""
+    if not analyzer:
+        return []
+    stop = f"{analyzer['stopwords']} stop words removed" if analyzer.get("stopwords") else "no stop words"
+    stem = f"stemmer {analyzer['stemmer']} (Snowball)" if analyzer.get("stemmer") else "no stemmer"
+    if analyzer.get("stemmer") == "porter":
+        stem = "stemmer porter (as Lucene's EnglishAnalyzer)"
+    return [f"text as tokens (the built-in BM25 and the question-in-record check): NFKC, casefold, word runs; Han, "
+            f"Hiragana, Katakana and Hangul runs as overlapping {analyzer['cjk']}; {stop}; {stem}"]
 
 
 IDENTICAL = ("a document whose id is the question's own id is removed from its ranking before the cut at K "
@@ -82,6 +95,7 @@ def conventions_json(cfg: Config) -> dict:
         "relevance_map": {str(k): v for k, v in sorted(cfg.grade_map.items())},
         "run_order": cfg.run_order,
         "measures": [str(m) for m in cfg.measures()],
+        "analyzer": cfg.bm25.analyzer().rules(),
     } | ({"ignore_identical_ids": True} if cfg.ignore_identical_ids else {}) | _reading_json(cfg)
 
 

@@ -1,4 +1,5 @@
-"""Rankings made in the job: the built-in BM25 (:mod:`bm25`), the team's
+"""Rankings made in the job: the built-in BM25 (:mod:`bm25`, its tokens from
+:mod:`analyzer`, which the question-in-record check shares), the team's
 own retriever command (:mod:`external`, run under :mod:`reaper`), and dense
 and hybrid retrieval from committed vectors (:mod:`dense`). :mod:`rankers`
 puts each behind the one interface (:mod:`protocol`) and lists them by

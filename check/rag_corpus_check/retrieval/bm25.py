@@ -1,9 +1,9 @@
 """The built-in retriever: BM25 over title + text, specified exactly so it can
 be cross-checked.
 
-* Text: Unicode NFKC (:func:`nfkc`), then ``str.casefold()``; tokens are the ``\\w+`` runs of
-  the result (letters, digits and underscore of any script, so Russian and
-  English alike). Optional stop-word lists remove tokens after that.
+* Text: the tokens of :mod:`analyzer` (NFKC, casefold, ``\\w+`` runs, Han,
+  Kana and Hangul runs as overlapping bigrams, optional stop words, an
+  optional Snowball stemmer).
 * Score: ``Σ_{t in query} idf(t) · tf / (tf + k1·(1 − b + b·dl/avgdl))``
   with Lucene's ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))``. As in Lucene
   ≥ 8 (and bm25s's ``lucene`` method) the classic ``(k1 + 1)`` factor is left
@@ -40,43 +40,13 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from rag_corpus_check.core.text import nfkc
-
-_TOKEN = re.compile(r"\w+")
-
-STOPWORDS = {
-    "english": frozenset(
-        "a an and are as at be but by for from has have how i if in into is it its of on or "
-        "that the their there these they this to was were what when where which who why will "
-        "with can do does my our you your".split()
-    ),
-    "russian": frozenset(
-        "и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по "
-        "только ее мне было вот от меня еще нет о из ему теперь когда даже ну вдруг ли если "
-        "уже или ни быть был него до вас нибудь опять уж вам ведь там потом себя ничего ей "
-        "может они тут где есть надо ней для мы тебя их чем была сам чтоб без будто чего раз "
-        "тоже себе под будет ж тогда кто этот того потому этого какой совсем ним здесь этом "
-        "один почти мой тем чтобы нее сейчас были куда зачем всех никогда можно при наконец "
-        "два об другой хоть после над больше тот через эти нас про всего них какая много "
-        "разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой "
-        "им более всегда конечно всю между".split()
-    ),
-}
-
-
-def tokenize(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
-    """NFKC + casefold, then ``\\w+`` runs, minus stop words."""
-    norm = nfkc(text).casefold()
-    tokens = _TOKEN.findall(norm)
-    if stopwords:
-        tokens = [t for t in tokens if t not in stopwords]
-    return tokens
+from rag_corpus_check.retrieval.analyzer import Analyzer
 
 
 @dataclass
@@ -86,9 +56,14 @@ class BM25Params:
     depth: int = 100
     statuses: tuple[str, ...] = ("active",)
     stopwords: str | None = None
+    stemmer: str | None = None  # a Snowball algorithm (retriever.stemmer)
+
+    def analyzer(self) -> Analyzer:
+        """The analyzer of these settings (a stemmer is loaded by each call)."""
+        return Analyzer(self.stopwords, self.stemmer)
 
     def stopword_set(self) -> frozenset[str]:
-        return STOPWORDS[self.stopwords] if self.stopwords else frozenset()
+        return Analyzer(self.stopwords).stopword_set
 
 
 @dataclass(frozen=True)
@@ -145,8 +120,12 @@ class BM25Index:
     _pairs: array = field(default_factory=lambda: array("i"))  # pairs per document
     _csr: Any = None  # (offsets, docs, weights): term i's postings are [offsets[i], offsets[i + 1])
 
+    @cached_property
+    def analyzer(self) -> Analyzer:
+        return self.params.analyzer()
+
     def add(self, doc_id: str, text: str) -> None:
-        tokens = tokenize(text, self.params.stopword_set())
+        tokens = self.analyzer.tokens(text)
         self.text_chars += len(text)
         self._doc_ids.append(doc_id)
         self._doc_len.append(len(tokens))
@@ -208,7 +187,7 @@ class BM25Index:
         """(term number, count) of each distinct query term the index holds,
         counted against the token cap and the work budget."""
         assert self._csr is not None, "finish() the index first"
-        tokens = tokenize(query, self.params.stopword_set())
+        tokens = self.analyzer.tokens(query)
         b = self.bounds
         if len(tokens) > b.max_query_tokens:
             raise Budget("max_query_tokens", f"the question has {len(tokens)} tokens, more than "

@@ -65,7 +65,7 @@ def _embedded_line(embedding: dict | None, esc) -> str:
 def _bm25_rules(s: Settings) -> dict:
     p = s.bm25
     return {"source": "built-in BM25", "k1": p.k1, "b": p.b, "depth": p.depth,
-            "statuses": list(p.statuses), "stopwords": p.stopwords}
+            "statuses": list(p.statuses), "stopwords": p.stopwords, "stemmer": p.stemmer}
 
 
 class BM25(Ranker[R]):
@@ -89,8 +89,9 @@ class BM25(Ranker[R]):
         if not info:
             return None
         stop = f", stop words {info['stopwords']}" if info.get("stopwords") else ""
+        stem = f", stemmer {info['stemmer']}" if info.get("stemmer") else ""
         return (f"Run: built-in BM25 over {info['indexed_documents']} documents (status "
-                f"{', '.join(info['statuses'])}; k1 {info['k1']:g}, b {info['b']:g}, depth {info['depth']}{stop})")
+                f"{', '.join(info['statuses'])}; k1 {info['k1']:g}, b {info['b']:g}, depth {info['depth']}{stop}{stem})")
 
     def on_doc(self) -> Callable[[str, dict], None]:
         index, statuses = self.index, set(self.s.bm25.statuses)
@@ -135,7 +136,7 @@ class BM25(Ranker[R]):
     def info(self) -> dict:
         p = self.s.bm25
         return {"type": self.name, "k1": p.k1, "b": p.b, "depth": p.depth, "statuses": list(p.statuses),
-                "stopwords": p.stopwords, "indexed_documents": self.index.size}
+                "stopwords": p.stopwords, "stemmer": p.stemmer, "indexed_documents": self.index.size}
 
 
 class Dense(Ranker[R]):
