@@ -1919,6 +1919,22 @@ case(
     expect="more than 9 records",
     where="docs/",
 )
+def _md_sparse_page(r, o):
+    markdown_repo(r)
+    sparse(r / "docs" / "big.md", 2**31)
+
+
+case(
+    id="md-page-2gb-sparse",
+    group="markdown",
+    title="a page `docs/big.md` is a sparse 2 GB file",
+    setup=_md_sparse_page,
+    exit=2,
+    expect="over the limit of 4194304 bytes for one page",
+    where="docs/big.md",
+    forbid=("gold set",),  # the advice is for pages, not for a gold set
+    max_read=1_000_000,
+)
 case(
     id="md-heading-bomb",
     group="markdown",
@@ -2160,6 +2176,20 @@ case(
     exit=2,
     expect="not a symlink",
     where="store/segments",
+)
+def _store_json_link(r, o):
+    store_repo(r)
+    symlink(r / "store" / "store.json", o / "secret.jsonl")
+
+
+case(
+    id="store-json-symlink",
+    group="vector store",
+    title="`store/store.json` is a symlink to a file outside",
+    setup=_store_json_link,
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="store/store.json",
 )
 case(
     id="store-too-many-segments",
