@@ -1932,7 +1932,7 @@ case(
     exit=2,
     expect="over the limit of 4194304 bytes for one page",
     where="docs/big.md",
-    forbid=("gold set",),  # the advice is for pages, not for a gold set
+    forbid=("put a gold set",),  # the advice is for pages, not for a gold set
     max_read=1_000_000,
 )
 case(
