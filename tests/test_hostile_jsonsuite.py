@@ -170,7 +170,12 @@ def _outcome(decode, text: str):
     """A decoder's value, or its error as (type, message, position)."""
     try:
         return "value", decode(text)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+    except RecursionError:
+        # Which container the limit is hit in depends on the stack depth at the
+        # call (Python 3.11 counts the caller's frames); the reader reports any
+        # RecursionError alike ("JSON nested too deeply").
+        return "RecursionError", None, None
+    except ValueError as exc:  # JSONDecodeError is a ValueError
         return type(exc).__name__, getattr(exc, "msg", str(exc)), getattr(exc, "pos", None)
 
 
