@@ -1968,9 +1968,9 @@ case(
 
 
 def _store_texts() -> list[str]:
-    from hostile import CORPUS as DOCS
-
     import yaml
+
+    from hostile import CORPUS as DOCS
 
     texts = [f"{d['title']}\n{d['text']}" for d in DOCS]
     return texts + [q["query"] for q in yaml.safe_load(GOLD)["queries"]]
