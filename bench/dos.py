@@ -226,6 +226,43 @@ def worst_gzip_corpus(out: str, size: int = 850_000) -> None:
 # ---------------------------------------------------------------- dense retrieval: ties are work
 
 
+def worst_markdown(out: str, lines: int = 166_666) -> None:
+    """A 1 MB Markdown page within the reader's bounds: a heading in a list
+    item every 6 bytes (`- # a`), one section record each."""
+    folder = os.path.join(out, "worst-markdown")
+    _write(os.path.join(folder, "docs"), "p.md", "- # a\n" * lines)
+    _write(folder, "gold.jsonl", json.dumps({"query_id": "q0", "query": "a", "relevant": {"docs/p.md#a": 1}}) + "\n")
+    _write(folder, ".rag-corpus-check.yml", 'version: 1\nk: 1\ncorpus: {format: markdown, paths: ["docs/*.md"]}\n'
+           "gold: gold.jsonl\n")
+
+
+def worst_store_segments(out: str, segments: int = 4096) -> None:
+    """A vector store of the most segments it may hold (4,096 pairs, ~0.85 MB),
+    one 1-dimension row each: a file pair opened, checked and hashed per
+    208 bytes. The texts have vectors, the one question in the last segment."""
+    import hashlib
+
+    import numpy as np
+
+    folder = os.path.join(out, "worst-store-segments")
+    seg = os.path.join(folder, "store", "segments")
+    os.makedirs(seg, exist_ok=True)
+    texts = [f"document {i}" for i in range(10)] + ["x"]
+    for i in range(segments):
+        text = texts[i] if i < len(texts) - 1 else (texts[-1] if i == segments - 1 else f"filler {i}")
+        key = hashlib.sha256(text.encode()).hexdigest()
+        name = f"{i:016x}"
+        with open(os.path.join(seg, name + ".npy"), "wb") as f:
+            np.save(f, np.full((1, 1), 1.0 + i % 7, dtype="<f4"))
+        _write(seg, name + ".jsonl", json.dumps({"sha256": key}) + "\n")
+    _write(os.path.join(folder, "store"), "store.json",
+           json.dumps({"model": "m-1", "dimensions": 1, "embed": ["text"]}))
+    _write(folder, "corpus.jsonl", CORPUS)
+    _write(folder, "gold.jsonl", json.dumps({"query_id": "q0", "query": "x", "relevant": {"d1": 1}}) + "\n")
+    _write(folder, ".rag-corpus-check.yml", HEAD + "gold: gold.jsonl\n"
+           "retriever: {type: dense, vectors: store, model: m-1, embed: [text], depth: 5}\n")
+
+
 def dense_ties(out: str, docs: int = 3_900, questions: int = 3_300, kind: str = "dense") -> None:
     """997 KB: 1-D float16 vectors all equal (every document ties with every
     other for every question), `depth: 5`; the vectors folder as
@@ -341,6 +378,7 @@ CASES |= {f.__name__.replace("_", "-"): f for f in (json_gold, escaped_qrels, go
                                                    worst_document_yaml, worst_document_qrels, worst_bm25, worst_bm25_8,
                                                    worst_vocabulary, worst_gzip_corpus)}
 CASES |= {"dense-ties": dense_ties, "hybrid-ties": hybrid_ties}
+CASES |= {"worst-markdown": worst_markdown, "worst-store-segments": worst_store_segments}
 
 
 def main() -> None:

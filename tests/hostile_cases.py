@@ -1796,6 +1796,422 @@ case(id="example-config-unknown-field", group="example", title="the example with
 case(id="example-config-min-above-max", group="example", title="the example with config min above max", setup=lambda r, o, f=_min_above_max: f(r), exit=2, base="example")
 
 
+# ---------------------------------------------------------------- the Markdown corpus
+
+MD_CORPUS = 'corpus: {format: markdown, paths: ["docs/**/*.md"]}'
+MD_PAGES = {
+    "docs/backups.md": "# Backups\n\nDeleted backups are kept for 30 days.\n",
+    "docs/sizes.md": "# Sizes\n\nA single object can be up to 5 TiB.\n",
+}
+
+
+def markdown_repo(r: Path, pages: dict | None = None, corpus: str = MD_CORPUS, extra: str = "") -> None:
+    """The small repository with its corpus as Markdown pages under ``docs/``
+    (ranked by the built-in BM25: no run to point at the old ids)."""
+    (r / "corpus.jsonl").unlink()
+    (r / "run.jsonl").unlink()
+    for rel, data in (MD_PAGES if pages is None else pages).items():
+        (r / rel).parent.mkdir(parents=True, exist_ok=True)
+        (r / rel).write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    gold = GOLD.replace("{d1: 2, d2: 0}", '{"docs/backups.md#backups": 2}').replace(
+        "{d3: 1}", '{"docs/sizes.md#sizes": 1}'
+    )
+    w(r / "gold.yaml", gold)
+    text = config_text(run=None, extra=extra).replace(f"corpus: {yq('corpus.jsonl')}", corpus, 1)
+    w(r / CONFIG_NAME, text)
+
+
+def _md_page(name: str, data: str | bytes, extra: str = ""):
+    return lambda r, o: markdown_repo(r, {**MD_PAGES, name: data}, extra=extra)
+
+
+def _md_symlinked_page(r, o):
+    markdown_repo(r)
+    symlink(r / "docs" / "leak.md", o / "secret.yaml")
+
+
+def _md_symlinked_folder(r, o):
+    markdown_repo(r)
+    symlink(r / "docs" / "sub", o)
+
+
+case(
+    id="md-front-matter-unparsable",
+    group="markdown",
+    title="a page's front matter does not parse (`title: [unclosed`): a warning, the page is read",
+    setup=_md_page("docs/fm.md", f"---\ntitle: [unclosed {CANARY}\n---\n# Front\n\ntext\n"),
+    exit=0,
+    expect="front matter",
+    where="docs/fm.md:3",
+)
+case(
+    id="md-symlinked-page",
+    group="markdown",
+    title="a page `docs/leak.md` is a symlink to a file outside holding the secret",
+    setup=_md_symlinked_page,
+    exit=2,
+    expect="symlink",
+    where="docs/leak.md",
+)
+case(
+    id="md-symlinked-folder",
+    group="markdown",
+    title="a folder `docs/sub` the glob walks is a symlink to a folder outside",
+    setup=_md_symlinked_folder,
+    exit=2,
+    expect="symlink",
+    where="docs/sub",
+)
+case(
+    id="md-glob-dotdot",
+    group="markdown",
+    title="the corpus glob climbs out of the repository: `paths: [\"../outside/*.md\"]`",
+    setup=lambda r, o: markdown_repo(r, corpus='corpus: {format: markdown, paths: ["../outside/*.md"]}'),
+    exit=2,
+    expect="not a glob relative to the config's folder",
+    where=f"{CONFIG_NAME}:",
+)
+case(
+    id="md-glob-absolute",
+    group="markdown",
+    title="the corpus glob is absolute: `paths: [\"/etc/*\"]`",
+    setup=lambda r, o: markdown_repo(r, corpus='corpus: {format: markdown, paths: ["/etc/*"]}'),
+    exit=2,
+    expect="not a glob",
+    where=f"{CONFIG_NAME}:",
+    forbid=("root:x:0",),
+)
+case(
+    id="md-invalid-utf8",
+    group="markdown",
+    title="a page has a byte that is not UTF-8 on line 4",
+    setup=_md_page("docs/latin1.md", f"# Latin\n\n{CANARY}\n".encode() + b"\xe9t\xe9\n"),
+    exit=2,
+    where="docs/latin1.md:4",
+)
+case(
+    id="md-page-name-escape",
+    group="markdown",
+    title="a page's file name holds an ESC character and `::error::`",
+    setup=_md_page("docs/a\x1b::error::b.md", "# A\n"),
+    exit=2,
+    where="docs/",
+)
+case(
+    id="md-too-many-pages",
+    group="markdown",
+    title="the globs name more pages than `limits.max_records` (3 here, 5 pages)",
+    setup=lambda r, o: markdown_repo(
+        r, {**MD_PAGES, **{f"docs/p{i}.md": "# P\n" for i in range(3)}}, extra="limits: {max_records: 3}\n"
+    ),
+    exit=2,
+    expect="name more than 3 pages",
+    where="docs/",
+)
+case(
+    id="md-too-many-sections",
+    group="markdown",
+    title="one page of 10 headings, `limits.max_records: 9` (sections count as records)",
+    setup=lambda r, o: markdown_repo(
+        r, {**MD_PAGES, "docs/many.md": "".join(f"# H{i}\n" for i in range(10))}, extra="limits: {max_records: 9}\n"
+    ),
+    exit=2,
+    expect="more than 9 records",
+    where="docs/",
+)
+def _md_sparse_page(r, o):
+    markdown_repo(r)
+    sparse(r / "docs" / "big.md", 2**31)
+
+
+case(
+    id="md-page-2gb-sparse",
+    group="markdown",
+    title="a page `docs/big.md` is a sparse 2 GB file",
+    setup=_md_sparse_page,
+    exit=2,
+    expect="over the limit of 4194304 bytes for one page",
+    where="docs/big.md",
+    forbid=("put a gold set",),  # the advice is for pages, not for a gold set
+    action=True,
+    max_read=8 * 1024**2,
+)
+case(
+    id="md-heading-bomb",
+    group="markdown",
+    title="a 5,000-character front-matter title and 5,000 empty headings (each section repeats the title)",
+    setup=_md_page("docs/bomb.md", "---\ntitle: " + "T" * 5000 + "\n---\n" + "#\n" * 5000),
+    exit=2,
+    expect="chunk: file",
+    where="docs/bomb.md",
+)
+case(
+    id="md-parser-lines",
+    group="markdown",
+    title="20,000 lines of `- #` (a list item with an empty heading each: the parser's work per line)",
+    setup=_md_page("docs/list.md", "- #\n" * 20_000),
+    exit=2,
+    expect="lines that are not empty",
+    where="docs/list.md",
+)
+case(
+    id="md-parser-inline",
+    group="markdown",
+    title="one heading of 20,000 `![` (link openers the inline parser would retry)",
+    setup=_md_page("docs/inline.md", "# " + "![" * 20_000 + "\n"),
+    exit=2,
+    expect="links, images",
+    where="docs/inline.md",
+)
+
+# ---------------------------------------------------------------- the vector store
+
+
+def _store_texts() -> list[str]:
+    import yaml
+
+    from hostile import CORPUS as DOCS
+
+    texts = [f"{d['title']}\n{d['text']}" for d in DOCS]
+    return texts + [q["query"] for q in yaml.safe_load(GOLD)["queries"]]
+
+
+def store_repo(r: Path, dims: int = 8, extra: str = "") -> Path:
+    """The small repository ranked by a dense retriever from a store holding a
+    vector for every text (no endpoint needed); returns the segments folder."""
+    import numpy as np
+
+    from rag_corpus_check.retrieval.dense.store import StoreInfo, digest, init_store, write_segment
+
+    (r / "run.jsonl").unlink()
+    folder = r / "store"
+    init_store(str(folder), StoreInfo("test-model-1", dims, ("title", "text")))
+    texts = _store_texts()
+    rows = np.random.default_rng(0).standard_normal((len(texts), dims)).astype("<f4")
+    write_segment(str(folder), [digest(t) for t in texts], rows)
+    retriever = 'retriever: {type: dense, vectors: store, model: test-model-1, embed: [title, text], depth: 10}\n'
+    set_config(r, run=None, extra=retriever + extra)
+    return folder / "segments"
+
+
+def _segment(r: Path, ext: str) -> Path:
+    return next(store_repo(r).glob(f"*.{ext}"))
+
+
+def _store_nan(r, o):
+    import numpy as np
+
+    npy = _segment(r, "npy")
+    m = np.load(npy)
+    m[3, 5] = np.nan
+    np.save(npy, m)
+
+
+def _store_dims(r, o):
+    import numpy as np
+
+    npy = _segment(r, "npy")
+    np.save(npy, np.ascontiguousarray(np.load(npy)[:, :-1]))
+
+
+def _store_unpaired(r, o):
+    index = _segment(r, "jsonl")
+    index.with_name("0123456789abcdef.jsonl").write_bytes(index.read_bytes())
+
+
+def _store_stray(r, o):
+    (store_repo(r) / "notes\x1b[31m::error::x.txt").write_text("hi")
+
+
+def _store_big_header(r, o):
+    """A .npy whose header says it is 60,000 bytes long (numpy refuses over 10,000)."""
+    npy = _segment(r, "npy")
+    npy.write_bytes(b"\x93NUMPY\x02\x00" + (60_000).to_bytes(4, "little") + b" " * 60_000)
+
+
+def _store_lying_header(r, o):
+    """A 200-byte .npy whose header says (2**20, 2**20) float32 rows: 4 TB."""
+    npy = _segment(r, "npy")
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }"
+    header += b" " * (118 - len(header)) + b"\n"
+    npy.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\0" * 64)
+
+
+def _store_object_npy(r, o):
+    """A pickled object array (numpy's allow_pickle would run code)."""
+    import pickle
+
+    npy = _segment(r, "npy")
+    payload = pickle.dumps(_Pwned(str(o / "PWNED-store")))
+    header = b"{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
+    header += b" " * (118 - len(header)) + b"\n"
+    npy.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + payload)
+
+
+class _Pwned:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _store_segment_link(r, o):
+    npy = _segment(r, "npy")
+    symlink(npy, o / "secret.jsonl")
+
+
+def _store_segments_folder_link(r, o):
+    segments = store_repo(r)
+    import shutil
+
+    shutil.rmtree(segments)
+    symlink(segments, o)
+
+
+def _store_too_many(r, o):
+    segments = store_repo(r)
+    from rag_corpus_check.retrieval.dense import MAX_SEGMENTS
+
+    for i in range(MAX_SEGMENTS + 1):
+        for ext in ("npy", "jsonl"):
+            (segments / f"{i:016x}.{ext}").touch()
+
+
+def _store_bad_line(r, o):
+    index = _segment(r, "jsonl")
+    lines = index.read_text().splitlines(keepends=True)
+    lines[3] = lines[3].replace('"sha256": "', f'"sha256": "{CANARY}', 1)
+    index.write_text("".join(lines))
+
+
+def _store_over_bytes(r, o):
+    segments = store_repo(r, extra="limits: {max_file_bytes: 1000}\n")
+    for one in list(segments.iterdir()):
+        (segments / ("0123456789abcdef" + one.suffix)).write_bytes(one.read_bytes())
+
+
+case(
+    id="store-nan-row",
+    group="vector store",
+    title="a segment's row 4 holds a NaN",
+    setup=_store_nan,
+    exit=2,
+    expect="which is no vector to compare by cosine",
+    where="store/segments/",
+)
+case(
+    id="store-wrong-dims",
+    group="vector store",
+    title="a segment's rows have 7 dimensions, store.json says 8",
+    setup=_store_dims,
+    exit=2,
+    expect="rows have 7 dimensions, but store.json says 8",
+    where="store/segments/",
+)
+case(
+    id="store-unpaired-segment",
+    group="vector store",
+    title="`segments/0123456789abcdef.jsonl` has no `.npy`",
+    setup=_store_unpaired,
+    exit=2,
+    expect="has no .npy file; a segment is a pair",
+    where="store/segments/0123456789abcdef.jsonl",
+)
+case(
+    id="store-stray-file",
+    group="vector store",
+    title="a stray file in `segments/` whose name holds an ESC and `::error::`",
+    setup=_store_stray,
+    exit=2,
+    expect="is no segment file",
+    where="store/segments",
+)
+case(
+    id="store-bad-index-line",
+    group="vector store",
+    title="line 4 of a segment's `.jsonl` is no sha-256 (it holds the secret)",
+    setup=_store_bad_line,
+    exit=2,
+    expect='each line must be {"sha256"',
+    where="store/segments/",
+)
+case(
+    id="store-npy-header-60k",
+    group="vector store",
+    title="a segment's `.npy` header says it is 60,000 bytes long",
+    setup=_store_big_header,
+    exit=2,
+    where="store/segments/",
+)
+case(
+    id="store-npy-shape-lies",
+    group="vector store",
+    title="a 200-byte `.npy` whose header says 2^20 × 2^20 float32 (4 TB)",
+    setup=_store_lying_header,
+    exit=2,
+    where="store/segments/",
+)
+case(
+    id="store-npy-pickle",
+    group="vector store",
+    title="a segment's `.npy` is a pickled object array whose unpickling writes a file",
+    setup=_store_object_npy,
+    exit=2,
+    where="store/segments/",
+)
+case(
+    id="store-segment-symlink",
+    group="vector store",
+    title="a segment's `.npy` is a symlink to a file outside",
+    setup=_store_segment_link,
+    exit=2,
+    expect="symlink",
+    where="store/segments/",
+)
+case(
+    id="store-segments-folder-symlink",
+    group="vector store",
+    title="`store/segments` is a symlink to a folder outside",
+    setup=_store_segments_folder_link,
+    exit=2,
+    expect="not a symlink",
+    where="store/segments",
+)
+def _store_json_link(r, o):
+    store_repo(r)
+    symlink(r / "store" / "store.json", o / "secret.jsonl")
+
+
+case(
+    id="store-json-symlink",
+    group="vector store",
+    title="`store/store.json` is a symlink to a file outside",
+    setup=_store_json_link,
+    exit=2,
+    expect="symlink that leads outside the repository",
+    where="store/store.json",
+)
+case(
+    id="store-too-many-segments",
+    group="vector store",
+    title="4,097 empty segment pairs in `segments/`",
+    setup=_store_too_many,
+    exit=2,
+    expect="more than 4096 segments",
+    where="store/segments",
+)
+case(
+    id="store-over-bytes",
+    group="vector store",
+    title="the segments are over `limits.max_file_bytes` (1000) together",
+    setup=_store_over_bytes,
+    exit=2,
+    expect="over `limits.max_file_bytes` (1000) together",
+    where="store/segments/",
+)
+
+
 def _doc_row(c: Case, res) -> str:
     results = res.results
     msg = ""

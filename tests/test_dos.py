@@ -435,3 +435,39 @@ def test_a_trust_warning_is_never_cut_and_listed_first():
     listed = problems.listed()
     assert [p.kind for p in listed[:2]] == [P.TRUST, P.SCHEMA] and len(listed) == 52
     assert problems.dropped == {"run.jsonl (warnings)": 10} and problems.warning_count() == 61
+
+
+def _git_runs_with_base(tmp_path, capsys, monkeypatch, segments: int) -> int:
+    """The git processes a check with --base runs on bench/dos.py's
+    worst-store-segments case of ``segments`` segments, committed as the base."""
+    from rag_corpus_check.base.tree import BaseTree
+    from rag_corpus_check.commands.cli import main
+    from support.repos import commit, init
+
+    out = tmp_path / str(segments)
+    _bench().worst_store_segments(str(out), segments=segments)
+    folder = out / "worst-store-segments"
+    init(folder)
+    base = commit(folder, "base")
+    runs = [0]
+    real = BaseTree._git
+
+    def counted(tree, *args, **kwargs):
+        runs[0] += 1
+        return real(tree, *args, **kwargs)
+
+    monkeypatch.setattr(BaseTree, "_git", counted)
+    monkeypatch.chdir(folder)
+    code = main(["--quiet", "--no-github", "--output", "out/r.json", "--summary-file", "out/s.md", "--base", base])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    return runs[0]
+
+
+def test_a_base_store_is_read_out_of_git_in_a_number_of_runs_its_segments_do_not_set(tmp_path, capsys,
+                                                                                      monkeypatch):
+    """4,096 one-row segments (0.86 MB) at the base took 72 CPU-s with
+    --base when each was copied out of git by six processes of its own."""
+    few = _git_runs_with_base(tmp_path, capsys, monkeypatch, 16)
+    many = _git_runs_with_base(tmp_path, capsys, monkeypatch, 64)
+    assert many == few, (few, many)

@@ -286,10 +286,8 @@ def _export_store(tree: BaseTree, base_cfg: Config) -> bool:
     folder = folder.replace(os.sep, "/")
     if tree.export(f"{folder}/{STORE_FILE}", CONFIG_MAX_BYTES) is None:
         return False
-    left = base_cfg.limits.max_file_bytes  # for the segments together, as when the store is read
-    for name in tree.files_in(f"{folder}/{SEGMENTS}", 2 * MAX_SEGMENTS):
-        if tree.export(f"{folder}/{SEGMENTS}/{name}", left) is not None:
-            left -= os.path.getsize(os.path.join(tree.root, *folder.split("/"), SEGMENTS, name))
+    # the segments within max_file_bytes together, as when the store is read
+    tree.export_files_in(f"{folder}/{SEGMENTS}", 2 * MAX_SEGMENTS, base_cfg.limits.max_file_bytes)
     return True
 
 

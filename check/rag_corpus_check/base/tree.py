@@ -116,25 +116,36 @@ class BaseTree:
             f.write(data)
         return resolved
 
-    def files_in(self, rel: str, cap: int) -> list[str]:
-        """The names of the regular files directly in the folder ``rel``
-        names at the base (none when there is no such folder); more than
-        ``cap`` entries is a limit error."""
+    def export_files_in(self, rel: str, cap: int, max_bytes: int) -> int:
+        """Copy the regular files directly in the folder ``rel`` names at the
+        base to ``<root>/<rel>/``, with one ``git ls-tree`` and one ``git
+        cat-file --batch`` for all of them (a store's segments); the number
+        copied. More than ``cap`` entries, or more than ``max_bytes``
+        together, is a limit error naming the file."""
         found = self._walk(self.checkout.prefix + rel, rel)
         if found is None or found[1] != "tree":
-            return []
-        res = self._git("ls-tree", "-z", "--full-tree", self.sha, "--", found[0] + "/")
-        names: list[str] = []
-        for entry in res.stdout.split(b"\x00"):
-            if not entry:
-                continue
-            if len(names) >= cap:
+            return 0
+        res = self._git("ls-tree", "-z", "-l", "--full-tree", self.sha, "--", found[0] + "/")
+        wanted: list[tuple[str, str]] = []
+        left = max_bytes
+        for count, entry in enumerate(filter(None, res.stdout.split(b"\x00"))):
+            if count >= cap:
                 raise InputError("limit", f"at the base commit `{_shown(rel)}` holds more than {cap} files",
                                  file=_shown(rel))
-            meta, _, name = entry.partition(b"\t")
-            if meta.split(b" ")[0] in (b"100644", b"100755"):
-                names.append(posixpath.basename(name.decode("utf-8", "surrogateescape")))
-        return names
+            meta, _, raw = entry.partition(b"\t")
+            mode, _kind, oid, size = meta.decode("ascii", "replace").split()
+            if mode not in ("100644", "100755"):
+                continue
+            name = posixpath.basename(raw.decode("utf-8", "surrogateescape"))
+            n = int(size) if size.isdigit() else 0
+            if n > left:
+                raise InputError("limit", f"at the base commit the file is {n} bytes, over the limit of {left}",
+                                 file=_shown(f"{rel}/{name}"))
+            left -= n
+            wanted.append((oid, name))
+        if wanted:
+            self._copy_blobs(wanted, rel)
+        return len(wanted)
 
     def export_pages(self, folder: str, globs: Globs, limits: Limits, shown: str) -> int:
         """Copy the pages of a Markdown corpus (``globs``, relative to
@@ -150,7 +161,7 @@ class BaseTree:
         res = self._git("ls-tree", "-r", "-z", "-l", "--full-tree", self.sha, *(["--", *starts] if all(starts) else []))
         wanted = self._pages(res.stdout, top, globs, limits, shown)
         if wanted:
-            self._copy_blobs(wanted, folder, limits)
+            self._copy_blobs(wanted, folder)
         return len(wanted)
 
     def _pages(self, listing: bytes, top: str, globs: Globs, limits: Limits, shown: str) -> list[tuple[str, str]]:
@@ -184,7 +195,7 @@ class BaseTree:
             out.append((oid, rel))
         return out
 
-    def _copy_blobs(self, wanted: list[tuple[str, str]], folder: str, limits: Limits) -> None:
+    def _copy_blobs(self, wanted: list[tuple[str, str]], folder: str) -> None:
         """The blobs, through one ``git cat-file --batch``, written under the root."""
         res = self._git("cat-file", "--batch", feed="".join(oid + "\n" for oid, _ in wanted).encode("ascii"))
         data, at = res.stdout, 0
@@ -194,7 +205,7 @@ class BaseTree:
             got_oid, kind, size = data[at:header_end].decode("ascii", "replace").split(" ")
             n = int(size)
             if got_oid != oid or kind != "blob":
-                raise InputError("base", f"git could not read the page `{_shown(rel)}` at the base commit")
+                raise InputError("base", f"git could not read `{_shown(rel)}` at the base commit")
             dest = os.path.join(base, *_parts(rel))
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             with open(dest, "wb") as f:

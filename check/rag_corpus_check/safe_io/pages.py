@@ -174,6 +174,10 @@ def page_text(page: Page, limits: Limits, hasher=None) -> str:
             raise InputError("limit", f"the pages together are over {limits.max_file_bytes} bytes with this one "
                              "(raise `limits.max_file_bytes` in the config if this is intended)",
                              file=page.display) from None
+        if exc.kind == "limit":
+            raise InputError("limit", f"the page is over the limit of {MAX_DOCUMENT_BYTES} bytes for one page "
+                             "(it is parsed whole, in memory); split it into smaller pages",
+                             file=page.display) from None
         raise
     if hasher is not None:
         hasher.update(page.id.encode("utf-8") + b"\x00" + len(data).to_bytes(8, "big") + data)

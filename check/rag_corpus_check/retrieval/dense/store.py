@@ -61,9 +61,10 @@ def digest(text: str) -> bytes:
 
 
 def is_store(root: str, base_dir: str, folder: str) -> bool:
-    """Whether the folder holds ``store.json`` (else it is the committed-vectors layout)."""
-    path = os.path.join(base_dir, *folder.split("/"), STORE_FILE)
-    return os.path.lexists(path) and os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
+    """Whether the folder holds ``store.json`` (else it is the committed-vectors
+    layout): any file of that name, a symlink too, so that reading it
+    (:func:`read_store`) names what is wrong with it."""
+    return os.path.lexists(os.path.join(base_dir, *folder.split("/"), STORE_FILE))
 
 
 @dataclass(frozen=True)
