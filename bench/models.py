@@ -8,9 +8,9 @@ measured by rag-corpus-check itself (a dense check over a store filled by
 The collection: NFCorpus (Boteva et al., ECIR 2016), its test split as the
 authors distribute it (DIR holds ``test.docs``, ``test.titles.queries`` and
 ``test.2-1-0.qrel``): 3,162 documents, the 323 title questions that have
-judgements, 12,334 judgements of grade 1 or 2 (the same questions and
-judgements as BEIR's NFCorpus test set; BEIR ranks all 3,633 documents of
-the three splits, so its figures are not these). The distributed text is
+judgements, 12,334 judgements of grade 1 or 2 (as many questions and
+judgements as BEIR's NFCorpus test set; BEIR ranks
+all 3,633 documents of the three splits, so its figures are not these). The distributed text is
 already lowercased, stop-word filtered and without punctuation, and each
 document's title runs into its text: the title ends where the word
 ``abstract`` first appears within the first 30 words (3,142 of the 3,162
