@@ -358,3 +358,24 @@ def test_the_key_goes_over_https_only_or_to_loopback(kb, tmp_path, capsys, url):
     store_config(kb, url)
     code, text, _, _ = check(tmp_path, capsys)
     assert code == 2 and "`retriever.endpoint.url` must be https:// (plain http:// only to a loopback" in text, text
+
+
+def test_validate_reads_a_store_and_names_the_texts_the_check_will_embed(kb, capsys, monkeypatch):
+    """`validate` (the pre-commit hook) reads a store as the check does: a
+    full store is valid; a new text is a warning when the config names an
+    endpoint (the check embeds it in the job), an error at its line without one."""
+    with EmbedServer() as server:
+        base_with_store(kb, capsys, monkeypatch, server)
+        assert main(["validate", "--config", CONFIG]) == 0, capsys.readouterr().out
+        capsys.readouterr()
+        add_doc(kb, NEW_DOC)
+        code = main(["validate", "--config", CONFIG])
+        out = capsys.readouterr().out
+        assert code == 0 and server.seen.requests == 0, out
+        assert "1 text is not in the store `store` yet: the check embeds it through 127.0.0.1" in out
+        cfg = yaml.safe_load((kb / CONFIG).read_text())
+        del cfg["retriever"]["endpoint"]
+        (kb / CONFIG).write_text(yaml.safe_dump(cfg, sort_keys=False))
+        code = main(["validate", "--config", CONFIG])
+        out = capsys.readouterr().out
+    assert code == 2 and "corpus.jsonl:31" in out and "has no vector: its text is not in the store" in out, out

@@ -143,8 +143,34 @@ class DenseRanker:
     def check(self, questions: Questions, corpus_line: Where, problems: P.Problems) -> bool:
         """The folder read and valid, with a current row for every served
         record and every question (problems say what is not); nothing ranked."""
+        if self._sources().stores is not None:
+            return self._store_checked(questions, corpus_line, problems)
         vectors = self._read(problems)
         return vectors is not None and self._fresh(vectors, questions, corpus_line, problems)
+
+    def _store_checked(self, questions: Questions, corpus_line: Where, problems: P.Problems) -> bool:
+        """A store read and valid (``validate``: nothing embedded). Texts it
+        lacks are one warning when the config names an endpoint (the check
+        embeds them in the job), else errors at their lines as in the check."""
+        endpoint = self.cfg.endpoint
+        if endpoint is None:
+            return self._from_store(questions, corpus_line, problems)
+        sources = self._sources()
+        if not sources.ready(problems):
+            return False
+        qids = [qid for qid, _ in questions.items]
+        qkeys = b"".join(text_digest(text) for _, text in questions.items)
+        lacking = sum(len(gather(ids, keys, sources.trusted, {}, sources.dims, sources.pr).missing)
+                      for ids, keys in ((list(self.ids), self.digests), (qids, qkeys)))
+        if lacking:
+            host = safe_text(endpoint.host, 200)
+            it = "it" if lacking == 1 else "them"
+            are = "is" if lacking == 1 else "are"
+            problems.add(P.CONSISTENCY, f"{counted(lacking, 'text')} {are} not in the store `{self.cfg.vectors}` yet: "
+                         f"the check embeds {it} through {host} in the job (with the key in "
+                         f"${endpoint.key_env}), or run `rag-corpus-check embed --endpoint` to add {it}",
+                         file=self.cfg.path_display, severity=P.WARNING)
+        return True
 
     def _eligible(self, docs: Rows) -> np.ndarray:
         """The rows of the served records, sorted."""
