@@ -274,6 +274,18 @@ def _fast_or_none(reader, limits: Limits, hasher=None):
         return None
 
 
+def _then(first: Callable[[str, dict], None],
+          after: Callable[[str, dict], None] | None) -> Callable[[str, dict], None]:
+    """An exact reader's ``on_doc``: ``first``, then ``after`` if any."""
+
+    def seen(doc_id: str, rec: dict) -> None:
+        first(doc_id, rec)
+        if after is not None:
+            after(doc_id, rec)
+
+    return seen
+
+
 def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=None, hasher=None,
                 scan: LeakScan | None = None, hook: RecordHook | None = None,
                 labelled: LabelledDigests | None = None) -> Corpus:
@@ -282,8 +294,8 @@ def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=Non
     ``labelled`` see every valid record (:mod:`question_texts`; the dense
     retriever; :mod:`labelled`)."""
     every = hook.add if hook is not None and on_doc is None else on_doc
-    seen = scan.hook(every) if scan is not None else every
-    seen = labelled.hook(seen) if labelled is not None else seen
+    seen = _then(scan.record, every) if scan is not None else every
+    seen = _then(labelled.record, seen) if labelled is not None else seen
     entry = formats.find("corpus", source.format)
     if entry.fast is not None and on_doc is None and source.fields is None:  # a field map: the exact reader
         reader = partial(entry.fast, source, on_block=_on_block(scan, hook, labelled))

@@ -19,8 +19,6 @@ It costs a fraction of sha-256 of the same text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from rag_corpus_check.inputs.records import Gold
 
 
@@ -60,16 +58,6 @@ class LabelledDigests:
         for rec in map(dict, records):
             if rec["id"] in labelled or rec.get("doc_id") in labelled:
                 record(rec["id"], rec)
-
-    def hook(self, on_doc: Callable[[str, dict], None] | None) -> Callable[[str, dict], None]:
-        """The exact readers' ``on_doc``: these digests, then ``on_doc`` if any."""
-
-        def seen(doc_id: str, rec: dict) -> None:
-            self.record(doc_id, rec)
-            if on_doc is not None:
-                on_doc(doc_id, rec)
-
-        return seen
 
     def digests(self) -> dict[str, tuple[int, str]]:
         """document id -> (the hash of what a retriever reads of it, its status)."""

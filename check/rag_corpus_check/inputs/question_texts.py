@@ -70,7 +70,6 @@ no second reading of the file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress, count, islice
 
@@ -267,16 +266,6 @@ class LeakScan:
         for line, pairs in enumerate(records, first):
             rec = dict(pairs)
             self.record(rec["id"], rec, line)
-
-    def hook(self, on_doc: Callable[[str, dict], None] | None) -> Callable[[str, dict], None]:
-        """The exact readers' ``on_doc``: this scan, then ``on_doc`` (BM25's) if any."""
-
-        def seen(doc_id: str, rec: dict) -> None:
-            self.record(doc_id, rec)
-            if on_doc is not None:
-                on_doc(doc_id, rec)
-
-        return seen
 
     def report(self, corpus, problems: P.Problems, ranked: Ranks | None = None) -> None:
         """The warnings: one per record and question found (the first
