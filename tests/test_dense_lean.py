@@ -63,7 +63,7 @@ def test_the_ranker_keeps_an_id_and_32_bytes_per_served_record():
     ranker = DenseRanker(_Config, ".")  # type: ignore[arg-type]
     records = [(("id", "a"), ("text", "x" * 10_000)), (("id", "b"), ("text", "y"), ("status", "stale")),
                (("id", "c"), ("text", "z"))]
-    ranker.block(1, records)
+    ranker.block(1, records, ["a", "b", "c"])
     assert ranker.ids == ["a", "c"] and bytes(ranker.digests) == text_digest("x" * 10_000) + text_digest("z")
     assert set(vars(ranker)) == {"cfg", "root", "stored", "supply", "ids", "digests", "vectors", "base_note", "sources",
                                  "pending", "failures", "counts"}

@@ -5,6 +5,9 @@ record and the question, never the text (:mod:`question_texts`)."""
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from conftest import check, write
 from rag_corpus_check.commands.check import run_check
 from rag_corpus_check.core import problems as P
@@ -17,6 +20,7 @@ from rag_corpus_check.inputs.question_texts import (
     normal,
 )
 from rag_corpus_check.pipeline.context import Context
+from rag_corpus_check.retrieval.analyzer import Analyzer
 from support.repos import edit
 
 CONFIG = ".rag-corpus-check.yml"
@@ -220,3 +224,34 @@ def test_a_text_repeated_through_aliases_is_normalised_and_tokenised_once(monkey
     question_texts.duplicate_questions(gold, problems)
     assert LeakScan.of(gold) is not None
     assert calls == [len(text), len(text)] and problems.error_count() == 1999
+
+
+_WORDS = st.sampled_from(["Backups", "kept", "how", "long", "are", "X", "30", "days", "café", "ß", "保存", "e_mail"])
+_GAPS = st.sampled_from([" ", "  ", "-", "?", "\n", "'s ", ", "])
+
+
+@st.composite
+def _texts(draw, most=12):
+    words = draw(st.lists(_WORDS, max_size=most))
+    return "".join(w + draw(_GAPS) for w in words)
+
+
+@settings(max_examples=300, deadline=None)
+@given(questions=st.lists(_texts(6), min_size=1, max_size=4), title=st.none() | _texts(4), text=_texts(30),
+       stemmer=st.sampled_from([None, "english"]))
+def test_looking_only_where_an_anchor_occurs_finds_what_tokenising_every_judged_record_finds(
+        questions, title, text, stemmer):
+    """The few-questions path skips an ASCII record whose lower-cased text
+    lacks every judging question's anchor; found and counted as if every
+    judged record were tokenised."""
+    gold = Gold(file="g.yaml", queries={f"q{i}": GoldQuery(f"q{i}", i + 1, {"d": 1}, {}, text=t)
+                                        for i, t in enumerate(questions)})
+    analyzer = Analyzer(stemmer=stemmer)
+    rec = {"id": "d", "text": text} | ({"title": title} if title is not None else {})
+    fast, plain = LeakScan.of(gold, analyzer), LeakScan.of(gold, analyzer)
+    if fast is None:
+        return
+    plain.plain = False  # every judged record tokenised
+    fast.record("d", rec, 1)
+    plain.record("d", rec, 1)
+    assert (fast.found, fast.count) == (plain.found, plain.count)

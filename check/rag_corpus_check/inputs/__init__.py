@@ -53,13 +53,13 @@ __all__ = [
 
 class RecordHook(Protocol):
     """What sees the corpus's valid records as it is read: a block at a
-    time from the fast reader (records as pair tuples, the first on line
-    ``first``), one at a time from the others; ``clear`` when the file is
+    time from the fast reader (records as pair tuples with their ids, the
+    first on line ``first``), one at a time from the others; ``clear`` when the file is
     read again from line 1 (the fast reader gave up)."""
 
     def add(self, doc_id: str, rec: dict) -> None: ...
 
-    def block(self, first: int, records: list) -> None: ...
+    def block(self, first: int, records: list, ids: list[str]) -> None: ...
 
     def clear(self) -> None: ...
 
@@ -308,15 +308,15 @@ def read_corpus(source: Source, limits: Limits, problems: P.Problems, on_doc=Non
     return entry.read(source, limits, problems, seen, hasher)
 
 
-def _on_block(*seers: LeakScan | RecordHook | LabelledDigests | None) -> Callable[[int, list], None] | None:
+def _on_block(*seers: LeakScan | RecordHook | LabelledDigests | None) -> Callable[[int, list, list], None] | None:
     """The fast reader's ``on_block``: each of ``seers`` (None: not there) in turn."""
     hooks = [seer.block for seer in seers if seer is not None]
     if len(hooks) < 2:
         return hooks[0] if hooks else None
 
-    def each(first: int, records: list) -> None:
+    def each(first: int, records: list, ids: list[str]) -> None:
         for hook in hooks:
-            hook(first, records)
+            hook(first, records, ids)
 
     return each
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import chain, filterfalse, repeat
+from itertools import chain, repeat
 from operator import itemgetter
 
 from rag_corpus_check.core.schemas import load_schema, resolved
@@ -172,10 +172,10 @@ def _ids_ok(values: list, valid_ids: set[str] | None) -> bool:
     if valid_ids is None:
         return ID.all_ok(values)
     try:
-        new = list(filterfalse(valid_ids.__contains__, values))  # one lookup per value, in C
+        new = set(values).difference(valid_ids)  # in C: a hash per value, a lookup per distinct one
     except TypeError:  # an unhashable value: a list or an object, no id
         return False
-    if not ID.all_ok(new):
+    if new and not ID.all_ok(list(new)):
         return False
     valid_ids.update(new)
     return True

@@ -25,31 +25,31 @@ from rag_corpus_check.safe_io import Limits, file_size
 from rag_corpus_check.safe_io.scanner import Slow, jsonl_blocks
 
 
-def checked_blocks(real, file, limits, hasher, check, on_block=None):
-    """``(first_line, raw_lines, count, check(records))`` per block;
-    :class:`Slow` when ``check`` finds a record invalid. ``on_block(first_line,
-    records)`` sees each block that passed ``check``."""
+def checked_blocks(real, file, limits, hasher, check):
+    """``(first_line, raw_lines, records, check(records))`` per block;
+    :class:`Slow` when ``check`` finds a record invalid."""
     for first, raw_lines, values in jsonl_blocks(real, file, limits, hasher):
         try:
             checked = check(values)
         except (KeyError, TypeError, ValueError):
             raise Slow from None
-        if on_block is not None:
-            on_block(first, values)
-        yield first, raw_lines, len(values), checked
+        yield first, raw_lines, values, checked
 
 
 def read_corpus(real: str, file: str, limits: Limits, hasher=None, on_block=None) -> Corpus:
-    """A JSONL corpus; ``on_block(first_line, records)`` sees the records'
-    text (:meth:`question_texts.LeakScan.block`)."""
+    """A JSONL corpus; ``on_block(first_line, records, ids)`` sees the
+    records' text (:meth:`question_texts.LeakScan.block`) once they passed."""
     corpus = Corpus(file=file, lines=None)  # no blank lines here: document i is on line i + 1
     count, total = 0, 0
     snapshots: Counter = Counter()
     progress = current_progress()
     total_bytes, done_bytes = file_size(real), 0
     label = f"reading {file}"
-    for first, raw_lines, n, (ids, types, statuses, snaps, blank) in checked_blocks(real, file, limits, hasher,
-                                                                                    corpus_block, on_block):
+    for first, raw_lines, records, (ids, types, statuses, snaps, blank) in checked_blocks(real, file, limits, hasher,
+                                                                                          corpus_block):
+        if on_block is not None:
+            on_block(first, records, ids)
+        n = len(records)
         count += n
         _add_block(corpus, ids, types, statuses, snaps)
         corpus.blank.extend((ids[i], first + i) for i in blank)  # a warning, said by validate

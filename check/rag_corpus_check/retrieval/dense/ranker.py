@@ -67,7 +67,7 @@ class DenseRanker:
             self.digests += key
             self._remember([key], [text])
 
-    def block(self, first: int, records: list) -> None:
+    def block(self, first: int, records: list, ids: list[str]) -> None:
         """For the fast corpus reader: a block of valid records (pair tuples),
         each step one C loop over the block (0.17 s a loop per record was, at 100k)."""
         recs = list(map(dict, records))
