@@ -3,7 +3,7 @@ untrusted text: the JSONL, YAML, JSON and TREC readers, the fast JSONL
 blocks and corpus reader against the exact ones, and the escaping for the
 log, annotations and the Markdown summary. Targets: 0 JSONL, 1-2 YAML
 (libyaml, pure), 3 JSON document, 4 qrels and CSV gold (through a field map), 5 TREC run, 7 fast JSONL blocks,
-8 fast corpus, 9 fast TREC run, 6 escaping.
+8 fast corpus, 9 fast TREC run, 6 escaping and the fast row index of a vectors folder.
 
 The first input byte picks a target (the seeds start with its digit), the
 rest is its input. A finding is any
@@ -43,9 +43,12 @@ with atheris.instrument_imports(include=["rag_corpus_check", "yaml"]):
     from rag_corpus_check.inputs.run import read_run
     from rag_corpus_check.report.github import command
     from rag_corpus_check.report.markdown import Summary, cell
+    from rag_corpus_check.retrieval.dense import folder as dense_folder
+    from rag_corpus_check.retrieval.dense.index import read_index
     from rag_corpus_check.safe_io import (
         InputError,
         Limits,
+        Sha256,
         iter_jsonl,
         load_json_document,
         load_yaml,
@@ -204,6 +207,29 @@ def target_fast_trec(data: bytes) -> None:
             raise AssertionError("fast and exact TREC run readers disagree")
 
 
+def target_fast_index(data: bytes) -> None:
+    """The fast row index reader of a vectors folder gives up, or returns
+    what the line-by-line reader does, which refuses nothing."""
+    path = _file("i.jsonl", data)
+    key = "query_id" if data[:1] == b"q" else "id"
+    fast_hasher, exact_hasher = Sha256(), Sha256()
+    try:
+        ids, digests = read_index(path, "i.jsonl", LIMITS, fast_hasher, key)
+    except Slow:
+        return
+    except InputError as exc:
+        _clean(exc)
+        return
+    rows = dense_folder.Rows("i.npy", "i.jsonl")
+    rows.lines, rows._row_of = dense_folder.array("q"), {}
+    for line, rec in iter_jsonl(path, "i.jsonl", LIMITS, hasher=exact_hasher):
+        dense_folder._add_row(rows, key, rec, line)
+    same = (ids == rows.keys and bytes(digests) == bytes(rows.digests)
+            and list(rows.lines) == list(range(1, len(ids) + 1)) and fast_hasher.hexdigest() == exact_hasher.hexdigest())
+    if not same:
+        raise AssertionError("fast and exact row index readers disagree")
+
+
 def target_escaping(data: bytes) -> None:
     s = data.decode("utf-8", "surrogateescape")
     _escaped(safe_text(s, 1 + len(data) % 300))
@@ -239,6 +265,7 @@ def TestOneInput(data: bytes) -> None:
         target_fast_trec(body)
     else:
         target_escaping(body)
+        target_fast_index(body)
 
 
 def main() -> None:

@@ -560,7 +560,7 @@ def test_an_override_is_in_the_title_with_the_changes_under_it():
     title = body.splitlines()[1]
     assert title == ("### ✅ run succeeded (GitHub) · rag-corpus-check: ✅ passed · ⚠️ rules overridden by this PR "
                      "(`head-override`)")
-    assert "> [!CAUTION]" in body and "judged by its own thresholds, not the base's" in body
+    assert "> [!CAUTION]" in body and "gated on its own config's thresholds and conventions, not the base's" in body
     # The change's code span renders as code; the hostile one is escaped as before.
     assert "> - threshold `nDCG@5` lowered&#58; 0\\.75 → 0\n> - &#64;&#8203;team \\| &lt;img" in body
     assert visible_problems(body) == [] and mentions(body) == [] and "<b>" not in body

@@ -103,7 +103,9 @@ def test_rule_change_with_reason_is_allowed_and_called_out(gitrepo, tmp_path, ca
     code, text, res, summary = run(tmp_path, capsys, "--base", base)
     assert code == 0
     assert res["comparison"]["rules"]["source"] == "head-override"
-    assert "Rules changed on purpose in this PR" in summary and "TICKET\\-12" in summary
+    caution = next(p for p in summary.split("\n\n") if "changed the gate's rules" in p)
+    assert caution.startswith("> [!CAUTION]") and "TICKET\\-12" in caution and "`nDCG@5`" in caution
+    assert summary.count("changed the gate's rules") == 1  # said once, under the title
 
 
 def test_changed_convention_needs_the_override(gitrepo, tmp_path, capsys):

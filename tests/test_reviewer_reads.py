@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
 import cmarkgfm
 from cmarkgfm.cmark import Options
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from rag_corpus_check.core.text import natural_key
 from rag_corpus_check.report import render
 from rag_corpus_check.report.markdown import Summary, prose
+from rag_corpus_check.report.render import worst_questions
 
 
 def gfm(markdown: str) -> str:
@@ -416,3 +421,15 @@ def test_the_pr_comment_names_uncommitted_inputs_and_renders_trust_code_spans():
     head = gfm(body)
     assert "with uncommitted changes to 1 input file " in head
     assert "<li>with <code>run:</code> the gate measures the PR's rankings</li>" in head
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), max_size=40), n=st.integers(-1, 45))
+def test_the_worst_questions_are_those_of_sorting_every_question(values, n):
+    """Sorting only the questions up to the n-th value lists what sorting
+    all of them lists: value, then id in natural order."""
+    ids = [f"q{i}" for i in random.Random(len(values)).sample(range(1000), len(values))]
+    results = {"queries": [{"query_id": qid, "status": "ok", "values": {"nDCG@10": v}}
+                           for qid, v in zip(ids, values, strict=True)]}
+    everything = sorted(results["queries"], key=lambda q: (q["values"]["nDCG@10"], natural_key(q["query_id"])))
+    assert worst_questions(results, "nDCG@10", n) == everything[:max(n, 0)]

@@ -19,8 +19,7 @@ def run_check(root: str, config_path: str, context: Context | None = None,
     ``options.base`` compared and its rules enforced; then what git says of
     the files it read (uncommitted, changed since the base)."""
     out = _check(root, config_path, context, options)
-    out = replace(out, uncommitted=_tuple(uncommitted_inputs(out.context, list(out.inputs))))
-    return replace(out, changed=_changed(out))
+    return replace(out, uncommitted=_tuple(uncommitted_inputs(out.context, list(out.inputs))), changed=_changed(out))
 
 
 def _tuple(files: list[str] | None) -> tuple[str, ...] | None:

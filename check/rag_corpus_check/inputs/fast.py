@@ -3,9 +3,8 @@ pass in C over the block (:mod:`inputs.checks`). It either returns exactly
 what the exact reader (:mod:`inputs.corpus`) returns for the same file
 (digest included) or gives up (:class:`Slow`) at the first thing it does not
 handle — any problem among them — and the exact reader reads the file from
-the start and words the messages. Never a problem of its own. It is also what
-the corpus child runs (:mod:`inputs.child`). Why: on the benchmark data it
-saves about a fifth of the whole check's CPU time
+the start and words the messages. Never a problem of its own. Why: on the
+benchmark data it saves about a fifth of the whole check's CPU time
 (docs/decisions/0005-fast-readers-exact-fallback.md);
 ``tests/test_fast_readers.py`` proves the equality (one differential
 property) and ``fuzz/fuzz_loaders.py`` (targets 7 and 8) fuzzes it.

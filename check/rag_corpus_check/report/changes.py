@@ -80,12 +80,7 @@ def _rules(s: Summary, rules: dict) -> None:
             "> [!CAUTION]\n> **This PR loosens the rules** and the gate fails because of it. The base rules "
             "were enforced. To change them on purpose, set a new `rule_change_reason:` in the config in this PR."
         )
-    elif rules["override_reason"]:
-        s.para(
-            "> [!WARNING]\n> **Rules changed on purpose in this PR** — reason: "
-            f"“{cell(rules['override_reason'], 300)}”. The head config's rules were enforced."
-        )
-    if rules["changes"]:
+    if rules["changes"] and not rules["override_reason"]:  # an override lists them under the title
         s.para("Rule changes: " + "; ".join(prose(c, 200) for c in rules["changes"]))
     s.para(f"Rules enforced: `{rules['source']}`.")
 

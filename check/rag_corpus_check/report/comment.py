@@ -243,8 +243,9 @@ def _head(results: dict, run: RunInfo) -> str:
              f"rules: `{results.get('rules_source') or 'unknown'}`", f"{count(len(results['queries']))} questions",
              f"{run.link()} concluded `{run.conclusion or 'unknown'}`"]
     title = run.title(f"rag-corpus-check: {ICON[verdict]} {TITLE[verdict]}{title_notes(results)}")
-    return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run), *_override(results),
-                      *_trust(results)])
+    override = _section(render_.rules_override, results, max_rows=MAX_ROWS)
+    return "\n".join([MARKER, title, "", " · ".join(facts), *_warnings(results, run),
+                      *([f"\n{override}"] if override else []), *_trust(results)])
 
 
 def _uncommitted(results: dict) -> str:
@@ -259,22 +260,6 @@ def _trust(results: dict) -> list[str]:
     more = f"\n> - …and {len(found) - MAX_ROWS} more (see the job summary)" if len(found) > MAX_ROWS else ""
     listed = "".join(f"\n> - {prose(m, 400)}" for m in found[:MAX_ROWS]) + more
     return [f"\n> [!WARNING]\n> What this check took on trust, or whose rules it applied:{listed}"] if found else []
-
-
-def _override(results: dict) -> list[str]:
-    """A PR gated on its own rules (a new rule_change_reason): said under the title, with what it changed."""
-    if results.get("rules_source") != "head-override":
-        return []
-    rules = comparison(results).get("rules")
-    rules = rules if isinstance(rules, dict) else {}
-    reason, changed = rules.get("override_reason"), rules.get("changes")
-    changes = [c for c in changed if isinstance(c, str)] if isinstance(changed, list) else []
-    listed = "".join(f"\n> - {prose(c, 200)}" for c in changes[:MAX_ROWS])
-    more = f"\n> - …and {len(changes) - MAX_ROWS} more (see the job summary)" if len(changes) > MAX_ROWS else ""
-    why = f" Reason given: {cell(reason, 300)}." if isinstance(reason, str) else ""
-    return [f"\n> [!CAUTION]\n> This pull request changed the gate's rules (a new `rule_change_reason`): it was "
-            f"judged by its own thresholds, not the base's.{why} Review the rule changes before merging:"
-            f"{listed or chr(10) + '> - (none listed)'}{more}"]
 
 
 def _warnings(results: dict, run: RunInfo) -> list[str]:

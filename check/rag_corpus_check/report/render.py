@@ -12,6 +12,7 @@ installs nothing.
 
 from __future__ import annotations
 
+import heapq
 import re
 
 from rag_corpus_check.core.text import DIGITS, figure, natural_key, safe_text
@@ -89,6 +90,25 @@ def dicts(value: object) -> list[dict]:
 def comparison(results: dict) -> dict:
     cmp_ = results.get("comparison")
     return cmp_ if isinstance(cmp_, dict) else {}
+
+
+def rules_override(s: Summary, results: dict, max_rows: int | None = None) -> None:
+    """A pull request gated on its own rules (a new `rule_change_reason`):
+    a caution with the reason and what it changed, under the title of the
+    job summary and of the PR comment."""
+    if results.get("rules_source") != "head-override":
+        return
+    rules = comparison(results).get("rules")
+    rules = rules if isinstance(rules, dict) else {}
+    reason, changed = rules.get("override_reason"), rules.get("changes")
+    changes = [c for c in changed if isinstance(c, str)] if isinstance(changed, (list, tuple)) else []
+    shown = changes[:max_rows] if max_rows is not None else changes
+    listed = "".join(f"\n> - {prose(c, 200)}" for c in shown) or "\n> - (none listed)"
+    rest = f"\n> - …and {len(changes) - len(shown)} more (see the job summary)" if len(changes) > len(shown) else ""
+    why = f" Reason given: “{cell(reason, 300)}”." if isinstance(reason, str) else ""
+    s.para("> [!CAUTION]\n> This pull request changed the gate's rules (a new `rule_change_reason`): it was gated "
+           f"on its own config's thresholds and conventions, not the base's.{why} Review the rule changes before "
+           f"merging:{listed}{rest}")
 
 
 def passed_cell(passed: object) -> str:
@@ -309,6 +329,9 @@ def ranking_measure(results: dict) -> str | None:
 def worst_questions(results: dict, key: str, n: int) -> list[dict]:
     """The ``n`` lowest questions in the means by ``key``, ties in id order."""
     scored = [q for q in results["queries"] if q["status"] == "ok" and is_number(q["values"].get(key))]
+    if 0 < n < len(scored):  # only those up to the n-th value are sorted (10,000 questions: 5 shown)
+        cut = heapq.nsmallest(n, [q["values"][key] for q in scored])[-1]
+        scored = [q for q in scored if q["values"][key] <= cut]
     return sorted(scored, key=lambda q: (q["values"][key], natural_key(q["query_id"])))[:max(n, 0)]
 
 

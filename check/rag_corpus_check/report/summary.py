@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import heapq
 
-from rag_corpus_check.gate.rules import OVERRIDE
 from rag_corpus_check.metrics.evaluate import OK
 from rag_corpus_check.metrics.measures import Measure, headline
 from rag_corpus_check.pipeline.outcome import ERROR, Outcome
@@ -64,9 +63,7 @@ def _head(s: Summary, data: dict, repo_url: str | None) -> None:
         lines.append(rules[0].upper() + rules[1:])
     if lines:
         s.para(" · ".join(lines))
-    if data["rules_source"] == OVERRIDE:
-        s.para("> [!CAUTION]\n> This pull request sets a new `rule_change_reason`: it was gated on its own config's "
-               "thresholds and conventions, not the base's. Review the rule changes below before merging.")
+    render.rules_override(s, data)
     _commit_notes(s, data, checked)
 
 
