@@ -16,14 +16,17 @@ with one (the base's store trusted, the base's endpoint and its key),
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from rag_corpus_check.config.load import Config
 from rag_corpus_check.core.text import safe_text
-from rag_corpus_check.retrieval.dense.endpoint import Client
 from rag_corpus_check.retrieval.dense.folder import Place, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.store import Store, StoreInfo, is_store, read_store
 from rag_corpus_check.retrieval.dense.supply import Supply
 from rag_corpus_check.safe_io import InputError
+
+if TYPE_CHECKING:
+    from rag_corpus_check.retrieval.dense.endpoint import Client
 
 
 def base_vectors(root: str, base_cfg: Config, cfg: Config) -> tuple[Vectors | None, str | None]:
@@ -50,6 +53,10 @@ def client_for(cfg: Config) -> Client | None:
     key = os.environ.get(endpoint.key_env) if endpoint is not None else None
     if endpoint is None or not key or cfg.model is None:
         return None
+    from rag_corpus_check.retrieval.dense.endpoint import (
+        Client,  # the HTTP stack: only with an endpoint
+    )
+
     return Client(endpoint, key, cfg.model, 0)
 
 

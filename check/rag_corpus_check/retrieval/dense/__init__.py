@@ -36,6 +36,18 @@ class Endpoint:
         return f"{self.url} (key in ${self.key_env})"
 
 
+class EndpointError(Exception):
+    """The endpoint failed (``kind`` "embedding": exit 3) or a bound was
+    reached (``kind`` "limit": exit 2). The message names the host, never
+    the key. Here, not in :mod:`endpoint`, so that catching it needs no
+    HTTP stack (``urllib.request`` takes ~10 ms to import; only a check with
+    an endpoint imports it)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind, self.message = kind, message
+
+
 def url_problem(url: str) -> str | None:
     """Why the key must not go to ``url``, or None."""
     try:

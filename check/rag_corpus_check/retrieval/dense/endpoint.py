@@ -34,22 +34,13 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from rag_corpus_check.retrieval.dense import Endpoint, loopback, url_problem
+from rag_corpus_check.retrieval.dense import Endpoint, EndpointError, loopback, url_problem
 
 ATTEMPTS = 4
 BACKOFF = 1.0
 MAX_RETRY_AFTER = 30.0
 ANSWER_SLACK = 64 * 1024  # bytes of an answer besides its numbers
 BYTES_PER_NUMBER = 40
-
-
-class EndpointError(Exception):
-    """The endpoint failed (``kind`` "embedding": exit 3) or a bound was
-    reached (``kind`` "limit": exit 2). The message names the host, never the key."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind, self.message = kind, message
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

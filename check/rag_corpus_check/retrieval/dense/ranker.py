@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter, methodcaller
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,11 +22,11 @@ from rag_corpus_check.retrieval.dense import (
     DOCUMENTS,
     QUESTIONS,
     STORE_FILE,
+    EndpointError,
     embedded_text,
     folder_files,
 )
 from rag_corpus_check.retrieval.dense.choice import question_vectors
-from rag_corpus_check.retrieval.dense.endpoint import Client, EndpointError
 from rag_corpus_check.retrieval.dense.folder import Place, Rows, Vectors, read_vectors
 from rag_corpus_check.retrieval.dense.search import DenseSearch
 from rag_corpus_check.retrieval.dense.store import Store, is_store, read_store
@@ -33,6 +34,9 @@ from rag_corpus_check.retrieval.dense.supply import Found, Supply, gather, missi
 from rag_corpus_check.retrieval.dense.trust import REEMBED, report_stale, stale, text_digest
 from rag_corpus_check.retrieval.protocol import BaseQuestions, Questions, Settings, Where
 from rag_corpus_check.safe_io import InputError, stored_bytes
+
+if TYPE_CHECKING:  # imported only with an endpoint (it brings the HTTP stack)
+    from rag_corpus_check.retrieval.dense.endpoint import Client
 
 _STATUS = methodcaller("get", "status", "active")
 _ID, _TEXT = itemgetter("id"), itemgetter("text")

@@ -10,12 +10,15 @@ what to do (:func:`missing_message`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rag_corpus_check.retrieval.dense.endpoint import Client
 from rag_corpus_check.retrieval.dense.npy import block_rows, row_blocks
 from rag_corpus_check.retrieval.dense.store import Store
+
+if TYPE_CHECKING:
+    from rag_corpus_check.retrieval.dense.endpoint import Client
 
 
 @dataclass
