@@ -66,10 +66,15 @@ def kb(tmp_path, monkeypatch):
     from support.repos import init
 
     repo = init(tmp_path / "kb", EXAMPLE)
-    monkeypatch.chdir(repo)
+    off_runner(monkeypatch, repo)
+    return repo
+
+
+def off_runner(monkeypatch, cwd: Path) -> None:
+    """Work in ``cwd`` with no GitHub or runner variable set (as on a laptop)."""
+    monkeypatch.chdir(cwd)
     for var in [v for v in os.environ if v.startswith(("GITHUB_", "RUNNER_"))]:
         monkeypatch.delenv(var, raising=False)
-    return repo
 
 
 def check(tmp_path, capsys, *argv, config=".rag-corpus-check.yml"):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from conftest import off_runner
 from rag_corpus_check.commands.cli import main
 from support import repos
 
@@ -38,9 +39,7 @@ def repo(tmp_path, monkeypatch):
     (path / ".rag-corpus-check.yml").write_text(CONFIG)
     (path / "gold.yaml").write_text(GOLD)
     _write(path, DOCS)
-    monkeypatch.chdir(path)
-    for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
-        monkeypatch.delenv(var, raising=False)
+    off_runner(monkeypatch, path)
     return path
 
 

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import EXAMPLE
+from conftest import EXAMPLE, off_runner
 from rag_corpus_check.commands.cli import main
 from rag_corpus_check.gate.compare import paired_randomization
 from support import repos
@@ -16,9 +16,7 @@ from support.repos import commit, edit
 def gitrepo(tmp_path, monkeypatch):
     repo = tmp_path / "kb"
     shutil.copytree(EXAMPLE, repo)
-    monkeypatch.chdir(repo)
-    for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
-        monkeypatch.delenv(var, raising=False)
+    off_runner(monkeypatch, repo)
     return repos.init(repo)
 
 

@@ -9,6 +9,7 @@ import shlex
 import pytest
 import yaml
 
+from conftest import off_runner
 from rag_corpus_check.commands.cli import main
 from rag_corpus_check.core import gitrepo
 from support import repos
@@ -63,9 +64,7 @@ def repo(tmp_path, monkeypatch):
     (path / ".rag-corpus-check.yml").write_text(CONFIG)
     (path / "gold.yaml").write_text(GOLD)
     _write(path, PAGES)
-    monkeypatch.chdir(path)
-    for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
-        monkeypatch.delenv(var, raising=False)
+    off_runner(monkeypatch, path)
     return path
 
 

@@ -5,7 +5,7 @@ also when its page moves; an edited section alone is embedded again."""
 import numpy as np
 import pytest
 
-from conftest import check
+from conftest import check, off_runner
 from support.repos import edit
 from test_embed import MODEL, embed, embedder, init  # noqa: F401  (the fixture)
 from test_markdown_base import CONFIG, GOLD, PAGES, _write
@@ -19,9 +19,7 @@ def site(tmp_path, monkeypatch):
     (path / ".rag-corpus-check.yml").write_text(config + f"retriever: {{type: dense, vectors: vectors, model: {MODEL}}}\n")
     (path / "gold.yaml").write_text(GOLD)
     _write(path, PAGES)
-    monkeypatch.chdir(path)
-    for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
-        monkeypatch.delenv(var, raising=False)
+    off_runner(monkeypatch, path)
     return path
 
 

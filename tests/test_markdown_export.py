@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from conftest import off_runner
 from rag_corpus_check.commands.cli import main
 from test_markdown_base import CONFIG, GOLD, PAGES, _write
 
@@ -16,9 +17,7 @@ def site(tmp_path, monkeypatch):
     (path / ".rag-corpus-check.yml").write_text(CONFIG)
     (path / "gold.yaml").write_text(GOLD)
     _write(path, PAGES)
-    monkeypatch.chdir(path)
-    for var in ("GITHUB_ACTIONS", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"):
-        monkeypatch.delenv(var, raising=False)
+    off_runner(monkeypatch, path)
     return path
 
 

@@ -43,6 +43,15 @@ def edit_corpus(kb, change) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows if r is not None))
 
 
+def add_pages_asking(kb, doc: dict, qids) -> None:
+    """A new, unjudged page per question of ``qids`` whose text is that question's."""
+    texts = [q["query"] for q in doc["queries"] if q["query_id"] in qids]
+    with (kb / "corpus.jsonl").open("a") as f:
+        for i, t in enumerate(texts):
+            f.write(json.dumps({"id": f"new-{i}", "title": t, "text": f"{t} {t} {t}", "type": "faq",
+                                "status": "active", "snapshot": "2026-11-30"}) + "\n")
+
+
 def values(results: dict) -> dict[str, dict]:
     return {q["query_id"]: q["values"] for q in results["queries"]}
 
@@ -109,11 +118,7 @@ def test_pooling_is_still_offered_for_a_drop_no_changed_document_explains(kb, tm
         q["relevant"] = {d: g for d, g in q["relevant"].items() if g > 0}
     write_gold(kb, doc)
     base = commit(kb, "base")
-    texts = [q["query"] for q in doc["queries"] if q["query_id"] in ("q05", "q06", "q07")]
-    with (kb / "corpus.jsonl").open("a") as f:
-        for i, t in enumerate(texts):
-            f.write(json.dumps({"id": f"new-{i}", "title": t, "text": f"{t} {t} {t}", "type": "faq",
-                                "status": "active", "snapshot": "2026-11-30"}) + "\n")
+    add_pages_asking(kb, doc, ("q05", "q06", "q07"))
     commit(kb, "three new pages")
     code, text, results, summary = check(tmp_path, capsys, "--base", base)
     cmp_ = results["comparison"]
@@ -238,11 +243,7 @@ def test_pooling_for_a_mixed_drop_speaks_of_the_questions_the_changes_do_not_exp
     write_gold(kb, doc)
     base = commit(kb, "base")
     edit_corpus(kb, lambda r: {**r, "text": ""} if r["id"] == "faq-002" else r)
-    texts = [q["query"] for q in doc["queries"] if q["query_id"] in ("q05", "q06", "q07")]
-    with (kb / "corpus.jsonl").open("a") as f:
-        for i, t in enumerate(texts):
-            f.write(json.dumps({"id": f"new-{i}", "title": t, "text": f"{t} {t} {t}", "type": "faq",
-                                "status": "active", "snapshot": "2026-11-30"}) + "\n")
+    add_pages_asking(kb, doc, ("q05", "q06", "q07"))
     commit(kb, "empty faq-002, three new pages")
     code, text, results, summary = check(tmp_path, capsys, "--base", base)
     cmp_ = results["comparison"]

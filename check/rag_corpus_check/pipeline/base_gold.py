@@ -53,9 +53,8 @@ def client_for(cfg: Config) -> Client | None:
     key = os.environ.get(endpoint.key_env) if endpoint is not None else None
     if endpoint is None or not key or cfg.model is None:
         return None
-    from rag_corpus_check.retrieval.dense.endpoint import (
-        Client,  # the HTTP stack: only with an endpoint
-    )
+    # The HTTP stack is imported only when an endpoint is configured.
+    from rag_corpus_check.retrieval.dense.endpoint import Client
 
     return Client(endpoint, key, cfg.model, 0)
 

@@ -269,7 +269,7 @@ def comparison_json(out: Outcome) -> dict | None:
         "base_sha": out.base.sha,
         "notes": list(out.base.notes),
         "rules": None if rules is None else {
-            "source": rules.source, "changes": rules.changes, "loosened": rules.loosened,
+            "source": rules.source, "changes": list(rules.changes), "loosened": list(rules.loosened),
             "violated": rules.violated, "override_reason": rules.override_reason,
         },
     }
